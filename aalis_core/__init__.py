@@ -1,0 +1,1 @@
+"""Aalis plugin host (placeholder, filled by the foundation work)."""
