@@ -1,0 +1,24 @@
+"""The capability descriptors this contract declares."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aalis_core.capability import Capability
+
+from aalis_api_memory.compression import CompressionService
+from aalis_api_memory.service import MemoryService
+
+
+def _hold_adapter(instance: Any) -> Any:
+    # Every provider is wrapped once so that run_clear can hold sessions across all consumers
+    # of that provider (a save during a clear waits and lands after it).
+    from aalis_api_memory.holds import HeldMemory
+
+    return HeldMemory(instance)
+
+
+memory: Capability[MemoryService] = Capability("memory", MemoryService, adapter=_hold_adapter)
+compression: Capability[CompressionService] = Capability("compression", CompressionService)
+
+__all__ = ["compression", "memory"]

@@ -1,0 +1,104 @@
+"""Value types of the memory contract: metadata entries and ops, cross-session queries, sessions."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import attrs
+
+from aalis_schema_message import Message
+
+
+@attrs.frozen(kw_only=True)
+class MetadataEntry:
+    """One readable metadata entry; ``updated_at`` is epoch milliseconds."""
+
+    key: str
+    data: dict[str, Any]
+    updated_at: int
+
+
+@attrs.frozen
+class Put:
+    """Write ``data`` under ``namespace``/``key`` (overwrite, no merge)."""
+
+    namespace: str
+    key: str
+    data: dict[str, Any]
+
+
+@attrs.frozen
+class Delete:
+    """Delete ``namespace``/``key``; a missing key is not an error."""
+
+    namespace: str
+    key: str
+
+
+MetadataOp = Put | Delete
+
+
+@attrs.frozen(kw_only=True)
+class RecentMessagesQuery:
+    """Filters of ``get_recent_messages_across_sessions``; every filter is applied in the query.
+
+    ``roles`` None or empty means ``("user", "assistant")``; ``kinds`` is a whitelist that
+    excludes kind-less messages; ``exclude_kinds`` wins over ``kinds``; ``since_ts`` is
+    inclusive; ``platform`` equals ``metadata["platform"]``.
+    """
+
+    limit: int | float = 50
+    roles: tuple[str, ...] | None = attrs.field(default=None, converter=attrs.converters.optional(tuple))
+    kinds: tuple[str, ...] | None = attrs.field(default=None, converter=attrs.converters.optional(tuple))
+    exclude_kinds: tuple[str, ...] | None = attrs.field(
+        default=None, converter=attrs.converters.optional(tuple)
+    )
+    since_ts: int | None = None
+    platform: str | None = None
+    exclude_session_ids: tuple[str, ...] | None = attrs.field(
+        default=None, converter=attrs.converters.optional(tuple)
+    )
+
+    @property
+    def effective_roles(self) -> tuple[str, ...]:
+        return self.roles if self.roles else ("user", "assistant")
+
+
+@attrs.frozen
+class RecentMessageRecord:
+    session_id: str
+    message: Message
+
+
+@attrs.frozen(kw_only=True)
+class SessionInfo:
+    """A session as ``list_sessions`` reports it; ``last_timestamp`` covers every kind."""
+
+    session_id: str
+    active: int
+    archived: int
+    last_timestamp: int | None
+
+
+@attrs.frozen
+class StoredMessage:
+    """A message with its archived flag, as export and migrate move it between backends."""
+
+    message: Message
+    archived: bool = False
+
+
+INFINITY = math.inf
+
+__all__ = [
+    "INFINITY",
+    "Delete",
+    "MetadataEntry",
+    "MetadataOp",
+    "Put",
+    "RecentMessageRecord",
+    "RecentMessagesQuery",
+    "SessionInfo",
+    "StoredMessage",
+]

@@ -1,0 +1,222 @@
+"""The conversation ``Message`` every Aalis contract and backend stores and returns.
+
+Messages are frozen and keyword-only so a stored message can be shared without defensive
+copies of the scalar fields; the JSON-like fields (``metadata``, ``segments``, ``images``,
+``audios``) are deep-copied on construction so that a caller mutating the dict it passed in
+never changes a message that was already built (and, through it, what a backend stored).
+"""
+
+from __future__ import annotations
+
+import copy
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import attrs
+
+#: Kinds that mark events rather than conversation (turn records, compression dividers).
+#: They are never sent to a model and never counted by count-based reads.
+CONTROL_KINDS: frozenset[str] = frozenset({"event-marker"})
+
+#: Roles with a conventional meaning; ``role`` itself is an open set.
+WELL_KNOWN_ROLES: frozenset[str] = frozenset({"system", "user", "assistant", "tool", "notice"})
+
+JSON = Any
+"""A JSON value: None, bool, int, float, str, list of JSON or dict of str to JSON."""
+
+
+def now_ms() -> int:
+    """Current wall-clock time in epoch milliseconds, the unit of every Aalis timestamp."""
+    return time.time_ns() // 1_000_000
+
+
+def _optional_str(inst: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    if value is not None and not isinstance(value, str):
+        raise TypeError(f"Message.{attribute.name} must be a str or None, got {type(value).__name__}")
+
+
+def _required_str(inst: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    if not isinstance(value, str):
+        raise TypeError(f"{type(inst).__name__}.{attribute.name} must be a str, got {type(value).__name__}")
+
+
+def _timestamp(inst: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"Message.timestamp must be an int (epoch ms) or None, got {value!r}")
+
+
+def _check_json(value: object, where: str, depth: int = 0) -> None:
+    if depth > 200:
+        raise ValueError(f"{where} is nested too deeply")
+    if value is None or isinstance(value, (str, bool, int)):
+        return
+    if isinstance(value, float):
+        if value != value or value in (float("inf"), float("-inf")):
+            raise ValueError(f"{where} holds a non-finite float, which JSON cannot carry")
+        return
+    if isinstance(value, (list, tuple)):
+        for item in value:
+            _check_json(item, where, depth + 1)
+        return
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise TypeError(f"{where} has a non-str key {key!r}")
+            _check_json(item, where, depth + 1)
+        return
+    raise TypeError(f"{where} holds {type(value).__name__}, which is not a JSON type")
+
+
+def _to_plain(value: Any) -> Any:
+    """Deep copy into plain JSON containers (dict / list)."""
+    if isinstance(value, Mapping):
+        return {key: _to_plain(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_to_plain(item) for item in value]
+    return value
+
+
+def _json_tuple(value: Sequence[JSON] | None) -> tuple[JSON, ...] | None:
+    if value is None:
+        return None
+    if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Sequence):
+        raise TypeError(f"expected a sequence of JSON values, got {type(value).__name__}")
+    _check_json(list(value), "message field")
+    return tuple(_to_plain(item) for item in value)
+
+
+def _json_object(value: Mapping[str, JSON] | None) -> dict[str, JSON] | None:
+    if value is None:
+        return None
+    if not isinstance(value, Mapping):
+        raise TypeError(f"Message.metadata must be a mapping or None, got {type(value).__name__}")
+    _check_json(value, "Message.metadata")
+    return dict(_to_plain(value))
+
+
+@attrs.frozen(kw_only=True)
+class ToolCall:
+    """One function call requested by an assistant turn; ``arguments`` is the raw JSON text."""
+
+    id: str = attrs.field(validator=_required_str)
+    name: str = attrs.field(validator=_required_str)
+    arguments: str = attrs.field(validator=_required_str)
+
+    def to_json(self) -> dict[str, str]:
+        return {"id": self.id, "name": self.name, "arguments": self.arguments}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> ToolCall:
+        if not isinstance(data, Mapping):
+            raise TypeError(f"a tool call must be an object, got {type(data).__name__}")
+        unknown = set(data) - {"id", "name", "arguments"}
+        if unknown:
+            raise ValueError(f"unknown tool call field(s): {', '.join(sorted(unknown))}")
+        return cls(id=data.get("id"), name=data.get("name"), arguments=data.get("arguments"))
+
+
+def _tool_calls(value: Sequence[ToolCall | Mapping[str, Any]] | None) -> tuple[ToolCall, ...] | None:
+    if value is None:
+        return None
+    if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Sequence):
+        raise TypeError("Message.tool_calls must be a sequence of ToolCall")
+    return tuple(item if isinstance(item, ToolCall) else ToolCall.from_json(item) for item in value)
+
+
+_FIELDS_IN_ORDER = (
+    "role",
+    "content",
+    "tool_calls",
+    "tool_call_id",
+    "name",
+    "kind",
+    "timestamp",
+    "reasoning_content",
+    "segments",
+    "images",
+    "audios",
+    "metadata",
+)
+
+
+@attrs.frozen(kw_only=True)
+class Message:
+    """One turn (or event marker) of a conversation. No backend drops any field."""
+
+    role: str = attrs.field(validator=_required_str)
+    content: str | None = attrs.field(default=None, validator=_optional_str)
+    tool_calls: tuple[ToolCall, ...] | None = attrs.field(default=None, converter=_tool_calls)
+    tool_call_id: str | None = attrs.field(default=None, validator=_optional_str)
+    name: str | None = attrs.field(default=None, validator=_optional_str)
+    kind: str | None = attrs.field(default=None, validator=_optional_str)
+    timestamp: int | None = attrs.field(default=None, validator=_timestamp)
+    reasoning_content: str | None = attrs.field(default=None, validator=_optional_str)
+    segments: tuple[JSON, ...] | None = attrs.field(default=None, converter=_json_tuple)
+    images: tuple[JSON, ...] | None = attrs.field(default=None, converter=_json_tuple)
+    audios: tuple[JSON, ...] | None = attrs.field(default=None, converter=_json_tuple)
+    metadata: dict[str, JSON] | None = attrs.field(default=None, converter=_json_object)
+
+    @property
+    def is_control(self) -> bool:
+        """True for event markers, which are never sent to a model nor counted."""
+        return self.kind in CONTROL_KINDS
+
+    def with_timestamp(self, timestamp: int) -> Message:
+        return attrs.evolve(self, timestamp=timestamp)
+
+    def copy(self) -> Message:
+        """A deep copy, so a caller mutating ``metadata`` of the copy changes nothing else."""
+        return attrs.evolve(self)
+
+    def to_json(self) -> dict[str, JSON]:
+        """A dict of JSON types with snake_case keys; fields that are None are omitted."""
+        out: dict[str, JSON] = {}
+        for field in _FIELDS_IN_ORDER:
+            value = getattr(self, field)
+            if value is None:
+                continue
+            if field == "tool_calls":
+                out[field] = [call.to_json() for call in value]
+            elif field in ("segments", "images", "audios", "metadata"):
+                out[field] = _to_plain(value)
+            else:
+                out[field] = value
+        return out
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, JSON]) -> Message:
+        """Read back what ``to_json`` wrote; unknown keys are refused, not silently dropped."""
+        if not isinstance(data, Mapping):
+            raise TypeError(f"a message must be a JSON object, got {type(data).__name__}")
+        unknown = set(data) - set(_FIELDS_IN_ORDER)
+        if unknown:
+            raise ValueError(f"unknown message field(s): {', '.join(sorted(map(str, unknown)))}")
+        if "role" not in data:
+            raise ValueError("a message needs a 'role'")
+        return cls(**{key: copy.deepcopy(value) for key, value in data.items()})
+
+    @classmethod
+    def from_stored(cls, data: Mapping[str, JSON]) -> Message:
+        """Build from JSON a backend wrote itself, skipping validation (the hot read path).
+
+        Only for data that came out of ``to_json`` and was decoded fresh (so nothing else
+        holds a reference to its containers); anything from outside goes through
+        ``from_json``.
+        """
+        inst = object.__new__(cls)
+        setter = object.__setattr__
+        for field in _FIELDS_IN_ORDER:
+            value = data.get(field)
+            if value is not None:
+                if field == "tool_calls":
+                    value = tuple(ToolCall(**call) for call in value)
+                elif field in ("segments", "images", "audios"):
+                    value = tuple(value)
+            setter(inst, field, value)
+        return inst
+
+
+__all__ = ["CONTROL_KINDS", "JSON", "WELL_KNOWN_ROLES", "Message", "ToolCall", "now_ms"]
