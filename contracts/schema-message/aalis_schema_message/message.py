@@ -115,7 +115,8 @@ class ToolCall:
         unknown = set(data) - {"id", "name", "arguments"}
         if unknown:
             raise ValueError(f"unknown tool call field(s): {', '.join(sorted(unknown))}")
-        return cls(id=data.get("id"), name=data.get("name"), arguments=data.get("arguments"))
+        # Validators refuse missing/non-str values with a TypeError naming the field.
+        return cls(id=data.get("id"), name=data.get("name"), arguments=data.get("arguments"))  # type: ignore[arg-type]
 
 
 def _tool_calls(value: Sequence[ToolCall | Mapping[str, Any]] | None) -> tuple[ToolCall, ...] | None:

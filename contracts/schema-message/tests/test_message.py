@@ -1,15 +1,22 @@
 import json
 
 import pytest
+from aalis_schema_message import CONTROL_KINDS, Message, ToolCall
 from hypothesis import given
 from hypothesis import strategies as st
 
-from aalis_schema_message import CONTROL_KINDS, Message, ToolCall
-
-json_scalars = st.none() | st.booleans() | st.integers() | st.text() | st.floats(allow_nan=False, allow_infinity=False)
+json_scalars = (
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.text()
+    | st.floats(allow_nan=False, allow_infinity=False)
+)
 json_values = st.recursive(
     json_scalars,
-    lambda children: st.lists(children, max_size=3) | st.dictionaries(st.text(), children, max_size=3),
+    lambda children: (
+        st.lists(children, max_size=3) | st.dictionaries(st.text(), children, max_size=3)
+    ),
     max_leaves=10,
 )
 opt_text = st.none() | st.text()
@@ -103,8 +110,19 @@ def test_control_kinds() -> None:
     segments=st.none() | st.lists(json_values, max_size=3),
 )
 def test_json_round_trip_property(
-    role: str, content: str | None, kind: str | None, timestamp: int | None,
-    metadata: dict[str, object] | None, segments: list[object] | None,
+    role: str,
+    content: str | None,
+    kind: str | None,
+    timestamp: int | None,
+    metadata: dict[str, object] | None,
+    segments: list[object] | None,
 ) -> None:
-    message = Message(role=role, content=content, kind=kind, timestamp=timestamp, metadata=metadata, segments=segments)
+    message = Message(
+        role=role,
+        content=content,
+        kind=kind,
+        timestamp=timestamp,
+        metadata=metadata,
+        segments=segments,
+    )
     assert Message.from_json(json.loads(json.dumps(message.to_json()))) == message
