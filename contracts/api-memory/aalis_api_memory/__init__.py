@@ -1,6 +1,14 @@
 """The Aalis memory contract. Everything public is re-exported here."""
 
 from aalis_api_memory.capabilities import compression, memory
+from aalis_api_memory.clearing import (
+    ClearRequest,
+    ClearResult,
+    ClearType,
+    TextRef,
+    UnknownClearType,
+    history_cleared,
+)
 from aalis_api_memory.compression import (
     REASON_CODES,
     CompressionError,
@@ -11,6 +19,7 @@ from aalis_api_memory.compression import (
     compression_due,
     compression_line,
 )
+from aalis_api_memory.holds import HeldMemory
 from aalis_api_memory.service import OPTIONAL_METHODS, MemoryService
 from aalis_api_memory.types import (
     Delete,
@@ -23,16 +32,18 @@ from aalis_api_memory.types import (
     StoredMessage,
 )
 
-# Clearing (run_clear, ClearRequest, ...) is re-exported here once aalis_api_memory.clearing exists.
-
 __all__ = [
     "OPTIONAL_METHODS",
     "REASON_CODES",
+    "ClearRequest",
+    "ClearResult",
+    "ClearType",
     "CompressionError",
     "CompressionLines",
     "CompressionService",
     "CompressionUsage",
     "Delete",
+    "HeldMemory",
     "MemoryService",
     "MetadataEntry",
     "MetadataOp",
@@ -42,8 +53,11 @@ __all__ = [
     "SessionInfo",
     "StoredMessage",
     "SummaryRecord",
+    "TextRef",
+    "UnknownClearType",
     "compression",
     "compression_due",
     "compression_line",
+    "history_cleared",
     "memory",
 ]

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from aalis_core.capability import Capability
-
 from aalis_api_memory.compression import CompressionService
 from aalis_api_memory.service import MemoryService
+from aalis_core.capability import Capability
 
 
 def _hold_adapter(instance: Any) -> Any:

@@ -6,16 +6,20 @@ compression provider present, and so the rule is testable without a model.
 
 from __future__ import annotations
 
-from typing import Literal, Protocol, runtime_checkable
+from typing import Literal, Protocol, get_args, runtime_checkable
 
 import attrs
 
 ReasonCode = Literal[
-    "busy", "unavailable", "read_failed", "model_failed", "cleared", "history_changed", "archive_failed"
+    "busy",
+    "unavailable",
+    "read_failed",
+    "model_failed",
+    "cleared",
+    "history_changed",
+    "archive_failed",
 ]
-REASON_CODES: frozenset[str] = frozenset(
-    {"busy", "unavailable", "read_failed", "model_failed", "cleared", "history_changed", "archive_failed"}
-)
+REASON_CODES: frozenset[str] = frozenset(get_args(ReasonCode))
 
 
 class CompressionError(Exception):
@@ -50,7 +54,7 @@ class CompressionLines:
 
 
 def compression_line(usage: CompressionUsage, compress_at: float | None) -> float:
-    """The token line: ``min(compress_at × context_window, token_budget)``, or the budget."""
+    """The token line: ``min(compress_at * context_window, token_budget)``, or the budget."""
     if compress_at is not None and compress_at > 0:
         return min(compress_at * usage.context_window, usage.token_budget)
     return float(usage.token_budget)

@@ -6,7 +6,6 @@ import math
 from typing import Any
 
 import attrs
-
 from aalis_schema_message import Message
 
 
@@ -49,8 +48,12 @@ class RecentMessagesQuery:
     """
 
     limit: int | float = 50
-    roles: tuple[str, ...] | None = attrs.field(default=None, converter=attrs.converters.optional(tuple))
-    kinds: tuple[str, ...] | None = attrs.field(default=None, converter=attrs.converters.optional(tuple))
+    roles: tuple[str, ...] | None = attrs.field(
+        default=None, converter=attrs.converters.optional(tuple)
+    )
+    kinds: tuple[str, ...] | None = attrs.field(
+        default=None, converter=attrs.converters.optional(tuple)
+    )
     exclude_kinds: tuple[str, ...] | None = attrs.field(
         default=None, converter=attrs.converters.optional(tuple)
     )

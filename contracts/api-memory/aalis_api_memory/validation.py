@@ -105,7 +105,9 @@ def check_str_filter(values: object, what: str) -> tuple[str, ...] | None:
 
 def check_message(message: object) -> Message:
     if not isinstance(message, Message):
-        raise TypeError(f"message must be an aalis_schema_message.Message, got {type(message).__name__}")
+        raise TypeError(
+            f"message must be an aalis_schema_message.Message, got {type(message).__name__}"
+        )
     return message
 
 
@@ -156,7 +158,9 @@ def encode_metadata(data: object) -> str:
         raise TypeError(f"metadata data must be a dict (a JSON object), got {type(data).__name__}")
     try:
         _check_json_keys(data)
-        return json.dumps(data, ensure_ascii=False, allow_nan=False, separators=(",", ":"), default=_reject)
+        return json.dumps(
+            data, ensure_ascii=False, allow_nan=False, separators=(",", ":"), default=_reject
+        )
     except RecursionError as exc:
         raise ValueError("metadata data is nested too deeply") from exc
 
@@ -183,7 +187,8 @@ def encode_batch(ops: object) -> list[tuple[str, str, str, str | None]]:
     encoded: list[tuple[str, str, str, str | None]] = []
     for op in ops:
         if isinstance(op, Put):
-            encoded.append(("put", check_namespace(op.namespace), check_key(op.key), encode_metadata(op.data)))
+            namespace, key = check_namespace(op.namespace), check_key(op.key)
+            encoded.append(("put", namespace, key, encode_metadata(op.data)))
         elif isinstance(op, Delete):
             encoded.append(("delete", check_namespace(op.namespace), check_key(op.key), None))
         else:

@@ -1,0 +1,105 @@
+"""The hooks of the memory contract, published through the ``aalis.hookspecs`` entry point.
+
+The host adds these specs before it loads any plugin, so a plugin implementing a memory hook
+is checked against them (a misspelt hook is a load error, not a silent no-op) while
+``aalis_core`` itself never imports this contract.
+
+Three shapes live here (SPEC §2.3):
+
+* middleware: ``memory_clear`` (async, Koa-style onion, run by ``host.run_middleware``);
+* contributions: ``memory_clear_types`` (sync, collected by ``host.collect_contributions``);
+* events (SPEC §6): notifications emitted with ``await host.emit(name, **payload)``; an
+  implementation may be sync or async, and an exception in one never reaches the emitter.
+  Events tell; they are never a way to orchestrate.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Literal
+
+from aalis_schema_message import Message
+
+from aalis_api_memory.clearing import ClearRequest, ClearType
+from aalis_api_memory.compression import CompressionUsage
+from aalis_core.markers import hookspec
+
+CompressingStatus = Literal["start", "done", "error"]
+
+
+@hookspec
+async def memory_clear(request: ClearRequest, call_next: Callable[[], Awaitable[None]]) -> None:
+    """Take part in a clear: clear what you own that ``request`` covers, report, pass on.
+
+    Code before ``await call_next()`` runs on the way in, code after it on the way out; the
+    history clear is the innermost action. Append one ``ClearResult`` per clear type you
+    handled (``request.wants(type_id)`` tells whether this clear covers it). Raising does not
+    break the chain: the runner records a failure row for you and carries on. Returning
+    without calling ``call_next`` deliberately stops the clear for everyone inside you.
+    """
+
+
+@hookspec
+def memory_clear_types() -> list[ClearType]:
+    """The clear types this plugin can clear; ids are non-empty and contain no ``/``.
+
+    The same id from two plugins is one type (the first label collected wins), so a plugin
+    may share ``context`` with the backends.
+    """
+    return []
+
+
+@hookspec
+def memory_messages_deleted(session_id: str, timestamps: Sequence[int]) -> Awaitable[None] | None:
+    """Messages of ``session_id`` with these timestamps were deleted (archived ones too)."""
+
+
+@hookspec
+def memory_messages_rewritten(
+    session_id: str, messages: Sequence[Message]
+) -> Awaitable[None] | None:
+    """These messages of ``session_id`` were rewritten in place; timestamps are unchanged."""
+
+
+@hookspec
+def history_changed(session_id: str) -> Awaitable[None] | None:
+    """The structure of ``session_id``'s history changed (clear, compression, rollback).
+
+    Anything derived from the history (a compression snapshot, a cache) is now stale.
+    """
+
+
+@hookspec
+def session_compressing(session_id: str, status: CompressingStatus) -> Awaitable[None] | None:
+    """A compression of ``session_id`` started (``start``), committed (``done``) or failed
+    (``error``); emitted only once a compression really starts."""
+
+
+@hookspec
+def token_usage(
+    session_id: str, platform: str | None, usage: CompressionUsage
+) -> Awaitable[None] | None:
+    """An agent's token figures after a model call; the compression provider may start an
+    automatic compression from it."""
+
+
+#: The event names of SPEC §6, for emitters and tests that want to check a name.
+EVENTS: tuple[str, ...] = (
+    "memory_messages_deleted",
+    "memory_messages_rewritten",
+    "history_changed",
+    "session_compressing",
+    "token_usage",
+)
+
+__all__ = [
+    "EVENTS",
+    "CompressingStatus",
+    "history_changed",
+    "memory_clear",
+    "memory_clear_types",
+    "memory_messages_deleted",
+    "memory_messages_rewritten",
+    "session_compressing",
+    "token_usage",
+]
