@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from aalis_core.context import PluginContext
 
 
-class PluginDisabled(Exception):  # noqa: N818 - it is a signal, not an error
+class PluginDisabled(Exception):
     """Raised from ``start`` when a plugin is installed but deliberately not configured.
 
     The host marks the plugin ``disabled`` with the message instead of ``error``: an

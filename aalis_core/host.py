@@ -1,0 +1,739 @@
+"""The host: loads plugins, starts them in dependency order, binds capabilities, runs hooks.
+
+Design choices, and why:
+
+- **One broken plugin never takes the host down.** Import, config (for an unconfigured
+  plugin), ``start``, ``stop``, middleware and event failures are recorded on that plugin
+  (state ``error`` with a redacted one-line message) or reported to the caller, and the
+  rest goes on. Only an invalid configuration stops everything, before anything starts.
+- **Hooks are declared, never guessed.** Every hookimpl must match a hookspec that
+  ``aalis_core`` or a contract (entry point ``aalis.hookspecs``) declares; a plugin that
+  implements an undeclared hook fails to load with a message naming plugin and hook,
+  instead of being a silent no-op because of a typo.
+- **The host walks hookimpls itself** (``hook_impls``) rather than using pluggy's plain
+  call, because async hooks need awaiting, per-impl error isolation and a defined order:
+  ``tryfirst``, normal, ``trylast``, and within a group the plugins' start order.
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from pathlib import Path
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
+
+import attrs
+import pluggy
+
+from aalis_core import hookspecs as core_hookspecs
+from aalis_core.capability import Capability
+from aalis_core.config import (
+    ConfigError,
+    HostConfig,
+    PluginSchema,
+    default_config,
+    load_config,
+    parse_config,
+    validate_plugins,
+)
+from aalis_core.context import Caps, PluginContext
+from aalis_core.discovery import (
+    check_plugin_class,
+    discover_hookspecs,
+    discover_plugins,
+    error_text,
+)
+from aalis_core.handles import CapabilityRegistry, Handle, ProviderRecord
+from aalis_core.logging import configure_logging, get_logger, redact
+from aalis_core.markers import PROJECT_NAME
+from aalis_core.plugin import Plugin, PluginDisabled
+
+if TYPE_CHECKING:
+    from structlog.typing import FilteringBoundLogger
+
+T = TypeVar("T")
+
+PluginState = Literal["discovered", "disabled", "pending", "active", "stopped", "error"]
+STATES: tuple[PluginState, ...] = ("discovered", "disabled", "pending", "active", "stopped", "error")
+
+
+@attrs.frozen
+class PluginInfo:
+    """What ``host.plugins()`` reports for one plugin (and ``aalis plugins`` prints)."""
+
+    name: str
+    version: str | None
+    state: PluginState
+    error: str | None
+    #: names of the capabilities the plugin declares in ``provides``
+    provides: list[str]
+    #: capability name -> provider plugin its handle is bound to now (None: absent)
+    bindings: dict[str, str | None]
+
+    def to_json(self) -> dict[str, Any]:
+        """A JSON-ready dict (used by ``aalis plugins --json``)."""
+        return {
+            "name": self.name,
+            "version": self.version,
+            "state": self.state,
+            "error": self.error,
+            "provides": list(self.provides),
+            "bindings": dict(self.bindings),
+        }
+
+
+class _Entry:
+    """The host's record of one plugin."""
+
+    __slots__ = (
+        "config", "ctx", "error", "load_index", "logger", "name", "origin", "plugin",
+        "start_called", "starting", "state", "version",
+    )
+
+    def __init__(self, name: str, load_index: int, origin: str) -> None:
+        self.name = name
+        self.load_index = load_index
+        self.origin = origin
+        self.plugin: Plugin | None = None
+        self.version: str | None = None
+        self.state: PluginState = "discovered"
+        self.error: str | None = None
+        self.config: Any = None
+        self.ctx: PluginContext | None = None
+        self.logger: FilteringBoundLogger | None = None
+        self.start_called = False
+        self.starting = False
+
+    def capabilities(self, which: str) -> dict[str, Capability[Any]]:
+        if self.plugin is None:
+            return {}
+        if which == "uses":
+            return dict(self.plugin.uses)
+        if which == "requires":
+            return dict(self.plugin.requires)
+        return {**self.plugin.uses, **self.plugin.requires}
+
+    def provides(self) -> list[Capability[Any]]:
+        return list(self.plugin.provides) if self.plugin is not None else []
+
+
+_Phase = Literal["new", "starting", "running", "stopping", "stopped"]
+
+
+class Host:
+    """The Aalis plugin host.
+
+    ``config`` is a mapping shaped like ``aalis.toml`` (relative ``data_dir`` resolved
+    against the working directory), an already parsed ``HostConfig``, or None for the
+    embedded default (reads no file). ``plugins`` are extra plugin *instances* registered
+    beside the discovered ones (an instance wins over a discovered plugin of the same
+    name). ``discover=False`` skips the ``aalis.plugins`` entry points; contracts'
+    hookspecs (``aalis.hookspecs``) are loaded either way, and ``hookspecs`` adds more
+    hookspec modules or classes (tests, embedding applications).
+
+    Construction discovers and imports plugins and validates the whole configuration:
+    ``ConfigError`` is raised here, before anything starts.
+    """
+
+    def __init__(
+        self,
+        config: Mapping[str, Any] | HostConfig | None = None,
+        plugins: Sequence[Plugin] = (),
+        *,
+        discover: bool = True,
+        hookspecs: Iterable[Any] = (),
+    ) -> None:
+        if config is None:
+            parsed = default_config()
+        elif isinstance(config, HostConfig):
+            parsed = config
+        elif isinstance(config, Mapping):
+            parsed = parse_config(config, source="<config dict>", base_dir=Path.cwd())
+        else:
+            raise TypeError(
+                "config must be a mapping, a HostConfig or None; "
+                "use Host.from_config(path) to read a file"
+            )
+        self._config = parsed
+        if parsed.host_keys & {"log_level", "log_format"}:
+            configure_logging(parsed.host.log_level, parsed.host.log_format)
+        self._logger = get_logger(None, component="host")
+        self._registry = CapabilityRegistry(parsed.capabilities, parsed.consumers)
+        self._pm = pluggy.PluginManager(PROJECT_NAME)
+        self._pm.add_hookspecs(core_hookspecs)
+        #: hookspec entry points that failed to import: (entry-point name, message)
+        self.hookspec_errors: list[tuple[str, str]] = []
+        self._entries: dict[str, _Entry] = {}
+        self._start_order: list[str] = []
+        self._phase: _Phase = "new"
+
+        for found in discover_hookspecs():
+            if found.module is None:
+                message = found.error or "import failed"
+                self.hookspec_errors.append((found.name, message))
+                self._logger.error("hookspecs failed to load", hookspecs=found.name, error=message)
+                continue
+            try:
+                self._pm.add_hookspecs(found.module)
+            except Exception as exc:
+                self.hookspec_errors.append((found.name, error_text(exc)))
+                self._logger.error("hookspecs failed to load", hookspecs=found.name,
+                                   error=error_text(exc))
+        for namespace in hookspecs:
+            self._pm.add_hookspecs(namespace)
+
+        self._load(plugins, discover)
+
+    # ----------------------------------------------------------------------------------
+    # construction
+    # ----------------------------------------------------------------------------------
+    @classmethod
+    def from_config(
+        cls,
+        path: str | os.PathLike[str],
+        plugins: Sequence[Plugin] = (),
+        *,
+        discover: bool = True,
+        hookspecs: Iterable[Any] = (),
+    ) -> Host:
+        """Read ``aalis.toml`` at ``path`` (relative ``data_dir``: the file's folder)."""
+        return cls(load_config(path), plugins, discover=discover, hookspecs=hookspecs)
+
+    def _load(self, instances: Sequence[Plugin], discover: bool) -> None:
+        explicit: dict[str, Plugin] = {}
+        for plugin in instances:
+            problem = check_plugin_class(type(plugin))
+            if problem is not None:
+                raise TypeError(f"plugins=[...] takes Plugin instances: {problem}")
+            if plugin.name in explicit:
+                raise ValueError(f"two plugin instances are named {plugin.name!r}")
+            explicit[plugin.name] = plugin
+        disabled = set(self._config.disabled)
+
+        index = 0
+        if discover:
+            for found in discover_plugins(disabled=disabled):
+                if found.name in explicit or found.name in self._entries:
+                    continue
+                entry = _Entry(found.name, index, found.distribution or "entry point")
+                index += 1
+                entry.version = found.version
+                entry.state = found.state  # type: ignore[assignment]
+                entry.error = found.error
+                if found.plugin_class is not None:
+                    try:
+                        entry.plugin = found.plugin_class()
+                    except Exception as exc:
+                        entry.state = "error"
+                        entry.error = f"could not instantiate: {error_text(exc)}"
+                self._entries[found.name] = entry
+        for name, plugin in explicit.items():
+            entry = _Entry(name, index, "in-process")
+            index += 1
+            entry.plugin = plugin
+            entry.version = type(plugin).version
+            if name in disabled:
+                entry.state = "disabled"
+                entry.error = "disabled in [plugins] disabled"
+            self._entries[name] = entry
+
+        schemas: dict[str, PluginSchema] = {}
+        for name, entry in self._entries.items():
+            loaded = entry.plugin is not None and entry.state == "discovered"
+            schemas[name] = PluginSchema(
+                name=name,
+                loaded=loaded,
+                config_class=type(entry.plugin).Config if entry.plugin is not None else None,
+                provides=frozenset(c.name for c in entry.provides()),
+                consumes=frozenset(c.name for c in entry.capabilities("all").values()),
+            )
+        result = validate_plugins(self._config, schemas)  # raises ConfigError
+        for name, reason in result.unconfigured.items():
+            entry = self._entries[name]
+            entry.state = "disabled"
+            entry.error = reason
+        for name, value in result.configs.items():
+            self._entries[name].config = value
+
+        for entry in self._entries.values():
+            if entry.state == "discovered" and entry.plugin is not None:
+                entry.logger = get_logger(entry.name)
+                self._register(entry)
+
+    def _register(self, entry: _Entry) -> None:
+        """Register one plugin in pluggy and check its hooks (``check_pending`` for one)."""
+        plugin = entry.plugin
+        try:
+            self._pm.register(plugin, name=entry.name)
+        except Exception as exc:
+            self._fail(entry, f"invalid hook implementation: {error_text(exc)}")
+            return
+        for caller in self._pm.get_hookcallers(plugin) or []:
+            if caller.has_spec():
+                continue
+            for impl in caller.get_hookimpls():
+                if impl.plugin is plugin and not impl.optionalhook:
+                    self._pm.unregister(plugin)
+                    self._fail(
+                        entry,
+                        f"plugin {entry.name!r} implements hook {caller.name!r}, which no "
+                        "loaded contract declares (is the contract installed, is the name "
+                        "spelled right?)",
+                    )
+                    return
+
+    def _fail(self, entry: _Entry, message: str) -> None:
+        entry.state = "error"
+        entry.error = redact(message)
+        (entry.logger or self._logger).error("plugin failed", plugin=entry.name, error=entry.error)
+
+    # ----------------------------------------------------------------------------------
+    # lifecycle
+    # ----------------------------------------------------------------------------------
+    async def __aenter__(self) -> Host:
+        await self.start()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.stop()
+
+    async def start(self) -> None:
+        """Start every loadable plugin, providers before consumers.
+
+        Order: topological over ``requires``/``uses`` against declared ``provides``, ties in
+        load order (cycles are broken in load order, ``requires`` edges first). A plugin
+        whose required capabilities are absent stays ``pending`` and is retried each time
+        another plugin comes up. Failures mark the plugin and never raise.
+        """
+        if self._phase != "new":
+            raise RuntimeError(f"host cannot start: it is {self._phase}")
+        self._phase = "starting"
+        try:
+            remaining = [e for e in self._entries.values() if e.state == "discovered"]
+            providers: dict[str, set[str]] = {}
+            for entry in remaining:
+                for cap in entry.provides():
+                    providers.setdefault(cap.name, set()).add(entry.name)
+
+            def blockers(entry: _Entry, which: str, waiting: set[str]) -> set[str]:
+                names: set[str] = set()
+                for cap in entry.capabilities(which).values():
+                    names |= providers.get(cap.name, set())
+                names.discard(entry.name)
+                return names & waiting
+
+            while remaining:
+                waiting = {e.name for e in remaining}
+                pick = next((e for e in remaining if not blockers(e, "all", waiting)), None)
+                if pick is None:
+                    pick = next(
+                        (e for e in remaining if not blockers(e, "requires", waiting)),
+                        remaining[0],
+                    )
+                remaining.remove(pick)
+                await self._attempt(pick)
+        finally:
+            self._phase = "running"
+
+    def _missing_requirements(self, entry: _Entry) -> list[str]:
+        missing: list[str] = []
+        for cap in entry.capabilities("requires").values():
+            if self._registry.resolve(cap.name, entry.name) is None:
+                pinned = self._registry.pin_for(cap.name, entry.name)
+                missing.append(cap.name + (f" (pinned to {pinned})" if pinned else ""))
+        return missing
+
+    async def _attempt(self, entry: _Entry) -> None:
+        missing = self._missing_requirements(entry)
+        if missing:
+            entry.state = "pending"
+            entry.error = f"waiting for capability {', '.join(missing)}"
+            return
+        if await self._start_entry(entry):
+            await self._retry_pending()
+
+    async def _retry_pending(self) -> None:
+        progressed = True
+        while progressed:
+            progressed = False
+            for entry in sorted(self._entries.values(), key=lambda e: e.load_index):
+                if entry.state != "pending" or self._missing_requirements(entry):
+                    continue
+                entry.state = "discovered"
+                entry.error = None
+                if await self._start_entry(entry):
+                    progressed = True
+                    break
+
+    def _make_context(self, entry: _Entry) -> PluginContext:
+        handles = {
+            key: self._registry.handle(cap, entry.name)
+            for key, cap in entry.capabilities("all").items()
+        }
+        assert entry.logger is not None
+        return PluginContext(
+            name=entry.name,
+            config=entry.config,
+            logger=entry.logger,
+            caps=Caps(entry.name, handles),
+            data_dir=self.data_dir,
+            host=self,
+        )
+
+    async def _start_entry(self, entry: _Entry) -> bool:
+        """Start one plugin; True when it became active."""
+        plugin = entry.plugin
+        assert plugin is not None
+        entry.ctx = self._make_context(entry)
+        entry.start_called = True
+        entry.starting = True
+        try:
+            await plugin.start(entry.ctx)
+        except PluginDisabled as exc:
+            entry.starting = False
+            entry.state = "disabled"
+            entry.error = redact(str(exc)) or "disabled by the plugin"
+            assert entry.logger is not None
+            entry.logger.info("plugin disabled itself", reason=entry.error)
+            await self._cleanup_failed_start(entry)
+            return False
+        except Exception as exc:
+            entry.starting = False
+            self._fail(entry, f"start failed: {error_text(exc)}")
+            await self._cleanup_failed_start(entry)
+            return False
+        entry.starting = False
+        entry.state = "active"
+        entry.error = None
+        self._start_order.append(entry.name)
+        assert entry.logger is not None
+        entry.logger.debug("plugin started")
+        return True
+
+    async def _cleanup_failed_start(self, entry: _Entry) -> None:
+        """Withdraw what a failed start provided and run ``stop`` (it may be half-started)."""
+        self._registry.withdraw(entry.name)
+        assert entry.plugin is not None
+        try:
+            await entry.plugin.stop()
+        except Exception as exc:
+            message = f"stop after failed start failed: {error_text(exc)}"
+            entry.error = f"{entry.error}; {message}" if entry.error else message
+            assert entry.logger is not None
+            entry.logger.error("plugin stop failed", error=message)
+
+    async def stop(self) -> None:
+        """Stop active plugins in reverse start order; idempotent, never raises for a plugin."""
+        if self._phase in ("new", "stopped", "stopping"):
+            return
+        self._phase = "stopping"
+        try:
+            for name in reversed(self._start_order):
+                entry = self._entries[name]
+                if entry.state == "active":
+                    await self._stop_entry(entry)
+        finally:
+            self._phase = "stopped"
+
+    async def stop_plugin(self, name: str) -> None:
+        """Stop one active plugin now (its providers leave; consumers' handles follow).
+
+        Consumers keep running: unpinned handles move to the next provider, pinned ones
+        become absent, and ``use`` proxies kept from it raise ``CapabilityAbsent``.
+        """
+        entry = self._entries.get(name)
+        if entry is None:
+            raise ValueError(f"no plugin named {name!r}")
+        if entry.state != "active":
+            raise ValueError(f"plugin {name!r} is not active (state {entry.state})")
+        await self._stop_entry(entry)
+
+    async def _stop_entry(self, entry: _Entry) -> None:
+        self._registry.withdraw(entry.name)
+        assert entry.plugin is not None
+        assert entry.logger is not None
+        try:
+            await entry.plugin.stop()
+        except Exception as exc:
+            self._fail(entry, f"stop failed: {error_text(exc)}")
+            return
+        entry.state = "stopped"
+        entry.logger.debug("plugin stopped")
+
+    # ----------------------------------------------------------------------------------
+    # capabilities
+    # ----------------------------------------------------------------------------------
+    @property
+    def config(self) -> HostConfig:
+        """The validated configuration."""
+        return self._config
+
+    @property
+    def data_dir(self) -> Path:
+        """Where plugins keep data (``[host] data_dir``, resolved; not created by the host)."""
+        return self._config.data_dir
+
+    def capability(
+        self, cap: Capability[T], consumer: str = "host", *, provider: str | None = None
+    ) -> Handle[T]:
+        """A handle on ``cap`` for ``consumer`` (``host`` by default, ``cli`` for commands).
+
+        The consumer's pins from ``[consumers.<consumer>]`` and ``[capabilities.<cap>]``
+        apply; ``provider=`` pins this handle explicitly (``aalis migrate --to X``).
+        """
+        if not isinstance(cap, Capability):
+            raise TypeError(f"expected a Capability, got {cap!r}")
+        return self._registry.handle(cap, consumer, provider)
+
+    def _provide(self, plugin: str, cap: Capability[Any], instance: Any, priority: int) -> None:
+        entry = self._entries.get(plugin)
+        if entry is None or entry.plugin is None:
+            raise ValueError(f"unknown plugin {plugin!r}")
+        if not isinstance(cap, Capability):
+            raise TypeError(f"provide() expects a Capability, got {cap!r}")
+        if isinstance(priority, bool) or not isinstance(priority, int):
+            raise TypeError(f"priority must be an int, got {priority!r}")
+        if not any(c is cap or c.name == cap.name for c in entry.provides()):
+            raise ValueError(
+                f"plugin {plugin!r} provides {cap.name!r} without declaring it in `provides`"
+            )
+        if not (entry.starting or entry.state == "active"):
+            raise RuntimeError(f"plugin {plugin!r} can only provide while starting or active")
+        if any(r.plugin == plugin for r in self._registry.records(cap.name)):
+            raise ValueError(f"plugin {plugin!r} already provides {cap.name!r}")
+        wrapped = cap.adapter(instance) if cap.adapter is not None else instance
+        self._registry.add(ProviderRecord(cap, plugin, wrapped, priority, entry.load_index))
+        assert entry.logger is not None
+        entry.logger.debug("capability provided", capability=cap.name, priority=priority)
+
+    def providers(self, cap: Capability[Any] | str) -> list[str]:
+        """Active providers of a capability, best first (priority, then load order)."""
+        name = cap if isinstance(cap, str) else cap.name
+        records = sorted(self._registry.records(name), key=ProviderRecord.rank, reverse=True)
+        return [r.plugin for r in records]
+
+    def plugins(self) -> list[PluginInfo]:
+        """Every known plugin in load order, with state, error, provides and bindings."""
+        infos: list[PluginInfo] = []
+        for entry in sorted(self._entries.values(), key=lambda e: e.load_index):
+            bindings: dict[str, str | None] = {}
+            for cap in entry.capabilities("all").values():
+                record = self._registry.resolve(cap.name, entry.name)
+                bindings[cap.name] = record.plugin if record is not None else None
+            state: PluginState = entry.state
+            infos.append(
+                PluginInfo(
+                    name=entry.name,
+                    version=entry.version,
+                    state=state,
+                    error=entry.error,
+                    provides=[c.name for c in entry.provides()],
+                    bindings=bindings,
+                )
+            )
+        return infos
+
+    def plugin(self, name: str) -> Plugin | None:
+        """The plugin instance registered under ``name`` (None if unknown or not loaded)."""
+        entry = self._entries.get(name)
+        return entry.plugin if entry is not None else None
+
+    # ----------------------------------------------------------------------------------
+    # hooks
+    # ----------------------------------------------------------------------------------
+    def _caller(self, hook: str) -> pluggy.HookCaller:
+        caller: pluggy.HookCaller | None = getattr(self._pm.hook, hook, None)
+        if caller is None or not caller.has_spec():
+            raise ValueError(f"unknown hook {hook!r}: no loaded hookspec declares it")
+        return caller
+
+    def _ordered_impls(self, hook: str) -> list[tuple[str, pluggy.HookImpl]]:
+        caller = self._caller(hook)
+        rank = {name: i for i, name in enumerate(self._start_order)}
+        impls: list[tuple[int, int, str, pluggy.HookImpl]] = []
+        for impl in caller.get_hookimpls():
+            if impl.wrapper or impl.hookwrapper:
+                continue
+            entry = self._entries.get(impl.plugin_name)
+            if entry is None or entry.state != "active":
+                continue
+            group = 0 if impl.tryfirst else 2 if impl.trylast else 1
+            impls.append((group, rank.get(impl.plugin_name, len(rank)), impl.plugin_name, impl))
+        impls.sort(key=lambda item: (item[0], item[1]))
+        return [(name, impl) for _, _, name, impl in impls]
+
+    def hook_impls(self, hook: str) -> list[tuple[str, Callable[..., Any]]]:
+        """Implementations of ``hook`` by active plugins: tryfirst, normal, trylast, each
+        group in plugin start order. Raises ``ValueError`` for an undeclared hook."""
+        return [(name, impl.function) for name, impl in self._ordered_impls(hook)]
+
+    def _plugin_logger(self, name: str) -> FilteringBoundLogger:
+        entry = self._entries.get(name)
+        if entry is not None and entry.logger is not None:
+            return entry.logger
+        return get_logger(name)
+
+    async def emit(self, event: str, **payload: Any) -> None:
+        """Call every implementation of ``event`` (sync or async) in order.
+
+        An implementation that raises is logged with its plugin's name; the others still
+        run and the emitter never sees the error. Raises ``ValueError`` for an event no
+        hookspec declares and ``TypeError`` for a payload that does not match the spec.
+        """
+        caller = self._caller(event)
+        spec = caller.spec
+        assert spec is not None
+        allowed = set(spec.argnames) | set(spec.kwargnames)
+        missing = [a for a in spec.argnames if a not in payload]
+        extra = [k for k in payload if k not in allowed]
+        if missing or extra:
+            parts = []
+            if missing:
+                parts.append(f"missing {', '.join(missing)}")
+            if extra:
+                parts.append(f"unexpected {', '.join(extra)}")
+            raise TypeError(f"event {event!r} payload: {'; '.join(parts)}")
+        for name, impl in self._ordered_impls(event):
+            try:
+                result = impl.function(*[payload[a] for a in impl.argnames])
+                if inspect.isawaitable(result):
+                    await result
+            except Exception as exc:
+                self._plugin_logger(name).error(
+                    "event handler failed", hook=event, error=error_text(exc), exc_info=exc
+                )
+
+    async def run_middleware(
+        self,
+        hook: str,
+        request: Any,
+        default: Callable[[], Awaitable[Any] | Any],
+        on_error: Callable[[str, BaseException], Awaitable[Any] | Any],
+    ) -> None:
+        """Run ``hook`` as a Koa-style onion around ``default``.
+
+        Each implementation is called as ``impl(request, call_next)`` (by the hookspec's
+        argument names); code before ``await call_next()`` runs on the way in, after it on
+        the way out. Skipping ``call_next`` short-circuits. Calling it twice raises
+        ``RuntimeError`` in that implementation. An implementation that raises is reported
+        to ``on_error(plugin_name, exc)``; if it had not called ``call_next`` yet, the
+        runner calls the rest of the chain on its behalf, otherwise the chain unwinds.
+        ``call_next()`` never raises for the chain below it: an exception from ``default``
+        is re-raised by ``run_middleware`` once every layer has unwound.
+        """
+        caller = self._caller(hook)
+        assert caller.spec is not None
+        names = list(caller.spec.argnames)
+        if len(names) != 2:
+            raise ValueError(
+                f"hook {hook!r} is not a middleware hook: its spec takes {names}, "
+                "expected (request, call_next)"
+            )
+        impls = self._ordered_impls(hook)
+        default_errors: list[BaseException] = []
+
+        async def report(name: str, exc: BaseException) -> None:
+            self._plugin_logger(name).warning(
+                "middleware failed", hook=hook, error=error_text(exc), exc_info=exc
+            )
+            try:
+                outcome = on_error(name, exc)
+                if inspect.isawaitable(outcome):
+                    await outcome
+            except Exception as inner:
+                self._logger.error("on_error callback failed", hook=hook,
+                                   error=error_text(inner), exc_info=inner)
+
+        async def dispatch(index: int) -> None:
+            if index >= len(impls):
+                try:
+                    outcome = default()
+                    if inspect.isawaitable(outcome):
+                        await outcome
+                except Exception as exc:
+                    default_errors.append(exc)
+                return
+            name, impl = impls[index]
+            called = False
+
+            def call_next() -> Awaitable[None]:
+                nonlocal called
+                if called:
+                    raise RuntimeError(
+                        f"call_next() called twice in {hook!r} middleware of plugin {name!r}"
+                    )
+                called = True
+                return dispatch(index + 1)
+
+            values = {names[0]: request, names[1]: call_next}
+            try:
+                result = impl.function(*[values[a] for a in impl.argnames])
+                if inspect.isawaitable(result):
+                    await result
+            except Exception as exc:
+                await report(name, exc)
+                if not called:
+                    called = True
+                    await dispatch(index + 1)
+
+        await dispatch(0)
+        if default_errors:
+            raise default_errors[0]
+
+    def collect_contributions(self, hook: str) -> list[tuple[str, Any]]:
+        """Collect sync contributions of ``hook`` from active plugins, in hook order.
+
+        Each item must have an ``id`` that is a non-empty string without ``/``; invalid
+        items are dropped and logged with the plugin's name. The first item per id wins
+        (so the first label in collection order names a shared type).
+        """
+        self._caller(hook)
+        seen: set[str] = set()
+        collected: list[tuple[str, Any]] = []
+        for name, impl in self._ordered_impls(hook):
+            logger = self._plugin_logger(name)
+            try:
+                result = impl.function(*[None for _ in impl.argnames])
+            except Exception as exc:
+                logger.error("contribution hook failed", hook=hook, error=error_text(exc),
+                             exc_info=exc)
+                continue
+            if inspect.isawaitable(result):
+                if inspect.iscoroutine(result):
+                    result.close()
+                logger.error("contribution hook must be synchronous", hook=hook)
+                continue
+            if result is None:
+                continue
+            try:
+                items = list(result)  # type: ignore[call-overload]
+            except TypeError:
+                logger.error("contribution hook returned a non-list", hook=hook,
+                             returned=type(result).__name__)
+                continue
+            for item in items:
+                item_id = getattr(item, "id", None)
+                if not isinstance(item_id, str) or not item_id or "/" in item_id:
+                    logger.warning(
+                        "invalid contribution dropped", hook=hook, id=repr(item_id),
+                        expected="a non-empty string without '/'",
+                    )
+                    continue
+                if item_id in seen:
+                    continue
+                seen.add(item_id)
+                collected.append((name, item))
+        return collected
+
+    def __repr__(self) -> str:
+        return f"<Host {self._config.source} {self._phase}, {len(self._entries)} plugins>"
+
+
+__all__ = ["STATES", "ConfigError", "Host", "PluginInfo", "PluginState"]

@@ -1,0 +1,203 @@
+"""Structured logging for the host and its plugins, with credentials redacted.
+
+Why structlog: every line carries the plugin that produced it (``plugin=<name>``), which is
+what an operator needs when one of a dozen plugins misbehaves. Why redaction lives in the
+processor chain: plugins log URIs and exceptions that embed them (a MongoDB driver error
+quotes the URI); filtering each call site by hand would miss one, a processor misses none.
+
+Rendering: a console renderer when stderr is a terminal, JSON lines otherwise (log
+collectors parse them), or whatever ``[host] log_format`` says. Logs go to stderr so that a
+command's own output on stdout (``aalis plugins --json``) stays machine-readable.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections.abc import Mapping, MutableMapping
+from typing import IO, TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from structlog.typing import FilteringBoundLogger
+
+LogFormat = Literal["console", "json"]
+
+LEVELS: dict[str, int] = {
+    "debug": 10,
+    "info": 20,
+    "warning": 30,
+    "error": 40,
+    "critical": 50,
+}
+
+_MASK = "***"
+
+# scheme://user:password@  ->  scheme://user:***@   (mongodb, mongodb+srv, postgres, redis, ...)
+_URI_USERINFO = re.compile(
+    r"(?P<prefix>\b[A-Za-z][A-Za-z0-9+.\-]*://[^\s:/@'\"<>]*):(?P<secret>[^\s@'\"<>]*)@"
+)
+# Authorization headers and bearer tokens.
+_BEARER = re.compile(r"(?P<prefix>\b(?:Bearer|Basic|Token)\s+)(?P<secret>[A-Za-z0-9._~+/=\-]{4,})")
+# OpenAI-style and similar provider keys: sk-..., sk-proj-..., rk-..., pk-... (live/test).
+_PROVIDER_KEY = re.compile(r"\b(?P<prefix>(?:sk|rk|pk)[-_])(?P<secret>[A-Za-z0-9_\-]{8,})")
+# key=value / key: value / "key": "value" for secret-looking key names.
+_SECRET_ASSIGN = re.compile(
+    r"(?P<prefix>\b(?:api[_\-]?key|apikey|access[_\-]?key|secret(?:[_\-]?key)?|token|"
+    r"auth[_\-]?token|access[_\-]?token|password|passwd|pwd|client[_\-]?secret)"
+    r"[\"']?\s*[=:]\s*[\"']?)(?P<secret>[^\s\"'&,;}]+)",
+    re.IGNORECASE,
+)
+
+
+def redact(text: str) -> str:
+    """Return ``text`` with credentials masked.
+
+    ``mongodb://user:pass@host`` becomes ``mongodb://user:***@host`` (any scheme), bearer
+    tokens, ``sk-...`` keys and ``api_key=...``-style assignments keep their label and lose
+    their value. The patterns err on the side of masking: a false positive costs a few
+    characters of a log line, a false negative leaks a secret.
+    """
+    if not text:
+        return text
+    text = _URI_USERINFO.sub(lambda m: f"{m['prefix']}:{_MASK}@", text)
+    text = _BEARER.sub(lambda m: f"{m['prefix']}{_MASK}", text)
+    text = _PROVIDER_KEY.sub(lambda m: f"{m['prefix']}{_MASK}", text)
+    text = _SECRET_ASSIGN.sub(lambda m: f"{m['prefix']}{_MASK}", text)
+    return text
+
+
+def redact_value(value: Any) -> Any:
+    """Redact strings inside ``value`` (recursing into dicts, lists and tuples).
+
+    Other objects are rendered with ``str`` only when that rendering contains something to
+    mask: an exception or a URL object quoting a password must not slip past as a repr.
+    """
+    if isinstance(value, str):
+        return redact(value)
+    if value is None or isinstance(value, bool | int | float):
+        return value
+    if isinstance(value, Mapping):
+        return {k: redact_value(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [redact_value(v) for v in value]
+    if isinstance(value, tuple):
+        return tuple(redact_value(v) for v in value)
+    try:
+        rendered = str(value)
+    except Exception:  # a broken __str__ must not break logging
+        return value
+    masked = redact(rendered)
+    return masked if masked != rendered else value
+
+
+def redact_processor(
+    _logger: Any, _method: str, event_dict: MutableMapping[str, Any]
+) -> MutableMapping[str, Any]:
+    """structlog processor that masks credentials in every value of the event dict.
+
+    Host authors who configure structlog themselves should keep this processor in their
+    chain (after ``format_exc_info``) so that tracebacks are masked too.
+    """
+    for key, value in list(event_dict.items()):
+        event_dict[key] = redact_value(value)
+    return event_dict
+
+
+class _StderrLogger:
+    """Writes each rendered line to the *current* ``sys.stderr``.
+
+    Looking the stream up at write time (instead of binding it at configuration time) keeps
+    logging correct when tests or embedding hosts swap ``sys.stderr``.
+    """
+
+    def __init__(self, stream: IO[str] | None = None) -> None:
+        self._stream = stream
+
+    def msg(self, message: str) -> None:
+        stream = self._stream if self._stream is not None else sys.stderr
+        stream.write(message + "\n")
+        stream.flush()
+
+    log = debug = info = warn = warning = error = critical = exception = fatal = msg
+
+
+_configured = False
+
+
+def configure_logging(
+    level: str = "info",
+    log_format: LogFormat | None = None,
+    *,
+    stream: IO[str] | None = None,
+) -> None:
+    """Install the structlog configuration used by the host and every plugin logger.
+
+    ``log_format=None`` picks the console renderer when the stream is a terminal and JSON
+    lines otherwise. ``stream`` defaults to the current ``sys.stderr`` at each write.
+    Calling it again replaces the configuration (loggers are not cached, so existing
+    bound loggers follow).
+    """
+    import structlog
+
+    global _configured
+    level_no = LEVELS.get(level.lower())
+    if level_no is None:
+        raise ValueError(f"unknown log level {level!r}; expected one of {', '.join(LEVELS)}")
+    if log_format is None:
+        target = stream if stream is not None else sys.stderr
+        isatty = getattr(target, "isatty", None)
+        log_format = "console" if callable(isatty) and isatty() else "json"
+    renderer: Any
+    if log_format == "json":
+        renderer = structlog.processors.JSONRenderer(sort_keys=False, default=str)
+    elif log_format == "console":
+        renderer = structlog.dev.ConsoleRenderer(colors=False)
+    else:
+        raise ValueError(f"unknown log format {log_format!r}; expected 'console' or 'json'")
+    structlog.configure(
+        processors=[
+            structlog.contextvars.merge_contextvars,
+            structlog.processors.add_log_level,
+            structlog.processors.TimeStamper(fmt="iso", utc=True),
+            structlog.processors.format_exc_info,
+            redact_processor,
+            renderer,
+        ],
+        wrapper_class=structlog.make_filtering_bound_logger(level_no),
+        logger_factory=lambda *_args: _StderrLogger(stream),
+        cache_logger_on_first_use=False,
+    )
+    _configured = True
+
+
+def is_configured() -> bool:
+    """True once ``configure_logging`` ran in this process."""
+    return _configured
+
+
+def get_logger(plugin: str | None = None, **context: Any) -> FilteringBoundLogger:
+    """Return a structlog logger bound to ``plugin=<name>`` (and any extra context).
+
+    Installs the default configuration on first use unless structlog was configured by
+    someone else (an embedding application keeps its own chain; see ``redact_processor``).
+    """
+    import structlog
+
+    if not _configured and not structlog.is_configured():
+        configure_logging()
+    if plugin is not None:
+        context = {"plugin": plugin, **context}
+    logger: FilteringBoundLogger = structlog.get_logger(**context)
+    return logger
+
+
+__all__ = [
+    "LEVELS",
+    "LogFormat",
+    "configure_logging",
+    "get_logger",
+    "is_configured",
+    "redact",
+    "redact_processor",
+    "redact_value",
+]
