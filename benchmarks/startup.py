@@ -1,0 +1,169 @@
+"""Start-up cost: ``import aalis_core`` and the ``aalis plugins`` command (SPEC §11).
+
+A host is imported by every agent and the CLI starts on every command, so both must stay cheap
+as plugins are added: importing the host must not import a contract or a plugin, and listing
+plugins must not pay for more than discovery and start-up.
+
+Measured in fresh subprocesses (a warm interpreter would hide exactly the cost we care about):
+
+* ``python -X importtime -c "import aalis_core"``: the cumulative microseconds of the
+  ``aalis_core`` line, median of several runs, after one untimed run that writes the .pyc files;
+* ``aalis plugins`` wall time in an empty working directory (the embedded default: SQLite under
+  ``.aalis/``), median of several runs;
+* beside them, ``python -c pass`` wall time: the floor no Python program starts under.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _harness import Report, parse_args, print_table, ratio, run, scratch_dir
+
+NAME = "startup"
+IMPORT_TARGET_MS = 150.0
+PLUGINS_TARGET_MS = 500.0
+
+
+def _env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AALIS_")}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    return env
+
+
+def import_time_us(module: str) -> tuple[int, list[tuple[str, int]]]:
+    """Cumulative µs of ``module`` and its heaviest direct imports."""
+    proc = subprocess.run(
+        [sys.executable, "-X", "importtime", "-c", f"import {module}"],
+        capture_output=True,
+        text=True,
+        env=_env(),
+        check=True,
+    )
+    total: int | None = None
+    lines: list[tuple[int, str, int]] = []
+    for line in proc.stderr.splitlines():
+        if not line.startswith("import time:") or "|" not in line:
+            continue
+        parts = line[len("import time:") :].split("|")
+        try:
+            cumulative = int(parts[1].strip())
+        except ValueError:  # the header line
+            continue
+        raw = parts[2]
+        depth = (len(raw) - len(raw.lstrip(" ")) - 1) // 2
+        name = raw.strip()
+        lines.append((depth, name, cumulative))
+        if name == module:
+            total = cumulative
+    if total is None:
+        raise RuntimeError(f"-X importtime printed no line for {module}")
+    # Children print before their parent, one level deeper: walk back from the module's line
+    # to find its direct imports, which is where its time goes.
+    at = max(i for i, (_, n, _) in enumerate(lines) if n == module)
+    depth = lines[at][0]
+    children: list[tuple[str, int]] = []
+    for d, n, c in reversed(lines[:at]):
+        if d <= depth:
+            break
+        if d == depth + 1:
+            children.append((n, c))
+    children.sort(key=lambda x: -x[1])
+    return total, children[:8]
+
+
+def wall_ms(command: list[str], cwd: Path) -> tuple[float, subprocess.CompletedProcess[str]]:
+    start = time.perf_counter()
+    proc = subprocess.run(command, capture_output=True, text=True, env=_env(), cwd=cwd)
+    return (time.perf_counter() - start) * 1000, proc
+
+
+def _aalis_command() -> list[str] | None:
+    exe = Path(sys.executable).with_name("aalis")
+    if exe.exists():
+        return [str(exe)]
+    found = shutil.which("aalis")
+    return [found] if found else None
+
+
+def main(args: argparse.Namespace) -> None:
+    runs = 3 if args.quick else 15
+    report = Report(NAME, args, {"runs": runs, "python": sys.executable.rsplit("/", 1)[-1]})
+
+    # -- import aalis_core ------------------------------------------------------------------
+    import_time_us("aalis_core")  # writes .pyc files; not counted
+    samples: list[int] = []
+    heaviest: list[tuple[str, int]] = []
+    for _ in range(runs):
+        total, heaviest = import_time_us("aalis_core")
+        samples.append(total)
+    import_ms = statistics.median(samples) / 1000
+
+    with scratch_dir("startup") as tmp:
+        bare = [wall_ms([sys.executable, "-c", "pass"], tmp)[0] for _ in range(runs)]
+        bare_ms = statistics.median(bare)
+        import_wall = [wall_ms([sys.executable, "-c", "import aalis_core"], tmp)[0] for _ in range(runs)]
+        import_wall_ms = statistics.median(import_wall)
+
+        # -- aalis plugins --------------------------------------------------------------------
+        command = _aalis_command()
+        plugins_ms: float | None = None
+        plugins_error: str | None = None
+        if command is None:
+            plugins_error = "the aalis command is not installed (run ./scripts/setup)"
+        else:
+            workdir = tmp / "cwd"
+            workdir.mkdir()
+            _, proc = wall_ms([*command, "plugins"], workdir)  # first run creates .aalis/
+            if proc.returncode != 0:
+                plugins_error = f"aalis plugins exited {proc.returncode}: {(proc.stderr or proc.stdout).strip()[-300:]}"
+            else:
+                timings = [wall_ms([*command, "plugins"], workdir)[0] for _ in range(runs)]
+                plugins_ms = statistics.median(timings)
+                listed = [ln for ln in proc.stdout.splitlines() if ln.strip()]
+                report.data["parameters"]["plugins_output_lines"] = len(listed)
+
+    rows: list[list[Any]] = [
+        ["python -c pass (floor)", round(bare_ms, 1), None, None],
+        ["import aalis_core (-X importtime, cumulative)", round(import_ms, 1), IMPORT_TARGET_MS, None],
+        ["python -c 'import aalis_core' (wall)", round(import_wall_ms, 1), None, ratio(import_wall_ms, bare_ms)],
+        ["aalis plugins (wall)", plugins_ms and round(plugins_ms, 1), PLUGINS_TARGET_MS, plugins_ms and ratio(plugins_ms, bare_ms)],
+    ]
+    for label, value, target, vs_bare in rows:
+        report.row(measure=label, median_ms=value, target_ms=target, vs_bare_python=vs_bare)
+    print_table(
+        f"start-up, median of {runs} fresh processes",
+        ["measure", "median ms", "target ms", "x python -c pass"],
+        rows,
+    )
+    print_table(
+        "heaviest imports under aalis_core (last run, cumulative)",
+        ["module", "ms"],
+        [[name, round(us / 1000, 1)] for name, us in heaviest],
+    )
+    report.data["parameters"]["heaviest_imports_ms"] = {n: round(us / 1000, 1) for n, us in heaviest}
+    report.ratio("import_wall_vs_bare_python", ratio(import_wall_ms, bare_ms))
+    report.ratio("plugins_wall_vs_bare_python", plugins_ms and ratio(plugins_ms, bare_ms))
+    report.target("import aalis_core", f"< {IMPORT_TARGET_MS:.0f} ms", round(import_ms, 1), import_ms < IMPORT_TARGET_MS)
+    report.target(
+        "aalis plugins wall",
+        f"< {PLUGINS_TARGET_MS:.0f} ms",
+        plugins_ms and round(plugins_ms, 1),
+        None if plugins_ms is None else plugins_ms < PLUGINS_TARGET_MS,
+    )
+    if plugins_error:
+        report.note(plugins_error)
+    report.finish()
+
+
+if __name__ == "__main__":
+    run(main, parse_args(NAME, __doc__.splitlines()[0]))
