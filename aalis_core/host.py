@@ -131,7 +131,8 @@ class Host:
     beside the discovered ones (an instance wins over a discovered plugin of the same
     name). ``discover=False`` skips the ``aalis.plugins`` entry points; contracts'
     hookspecs (``aalis.hookspecs``) are loaded either way, and ``hookspecs`` adds more
-    hookspec modules or classes (tests, embedding applications).
+    hookspec modules or classes (tests, embedding applications). ``consumer`` is the
+    consumer name of ``capability()`` handles by default (``host``; ``cli`` in commands).
 
     Construction discovers and imports plugins and validates the whole configuration:
     ``ConfigError`` is raised here, before anything starts.
@@ -144,7 +145,10 @@ class Host:
         *,
         discover: bool = True,
         hookspecs: Iterable[Any] = (),
+        consumer: str = "host",
     ) -> None:
+        #: consumer name used by ``capability()`` when none is given (``cli`` in commands)
+        self.default_consumer = consumer
         if config is None:
             parsed = default_config()
         elif isinstance(config, HostConfig):
@@ -197,9 +201,12 @@ class Host:
         *,
         discover: bool = True,
         hookspecs: Iterable[Any] = (),
+        consumer: str = "host",
     ) -> Host:
         """Read ``aalis.toml`` at ``path`` (relative ``data_dir``: the file's folder)."""
-        return cls(load_config(path), plugins, discover=discover, hookspecs=hookspecs)
+        return cls(
+            load_config(path), plugins, discover=discover, hookspecs=hookspecs, consumer=consumer
+        )
 
     def _load(self, instances: Sequence[Plugin], discover: bool) -> None:
         explicit: dict[str, Plugin] = {}
@@ -481,16 +488,18 @@ class Host:
         return self._config.data_dir
 
     def capability(
-        self, cap: Capability[T], consumer: str = "host", *, provider: str | None = None
+        self, cap: Capability[T], consumer: str | None = None, *, provider: str | None = None
     ) -> Handle[T]:
-        """A handle on ``cap`` for ``consumer`` (``host`` by default, ``cli`` for commands).
+        """A handle on ``cap`` for ``consumer``.
 
-        The consumer's pins from ``[consumers.<consumer>]`` and ``[capabilities.<cap>]``
-        apply; ``provider=`` pins this handle explicitly (``aalis migrate --to X``).
+        ``consumer`` defaults to the host's ``default_consumer``: ``host``, or ``cli`` for a
+        host opened by ``aalis_core.cli.open_host``. The consumer's pins from
+        ``[consumers.<consumer>]`` and ``[capabilities.<cap>]`` apply; ``provider=`` pins this
+        handle explicitly (``aalis migrate --to X``), with the same no-fallback rule.
         """
         if not isinstance(cap, Capability):
             raise TypeError(f"expected a Capability, got {cap!r}")
-        return self._registry.handle(cap, consumer, provider)
+        return self._registry.handle(cap, consumer or self.default_consumer, provider)
 
     def _provide(self, plugin: str, cap: Capability[Any], instance: Any, priority: int) -> None:
         entry = self._entries.get(plugin)

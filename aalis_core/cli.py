@@ -1,0 +1,366 @@
+"""The ``aalis`` command line (click).
+
+``aalis_core`` owns only ``init`` and ``plugins``; every other command joins through the
+``register_commands(cli)`` hookspec, the way simonw/llm's plugins add commands. That hook
+is called at start-up on every discovered, not disabled plugin *without starting it*, so
+``aalis --help`` never opens a database.
+
+Commands that need a running host use ``open_host()`` (consumer name ``cli``) and
+``run_async()``, which turns any exception into one line on stderr and exit code 1:
+a user typing a wrong session id should read a sentence, not a traceback. Set
+``AALIS_DEBUG=1`` to get the traceback anyway.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+import tomllib
+from collections.abc import AsyncIterator, Coroutine, Sequence
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import click
+
+from aalis_core.capability import CapabilityAbsent
+
+if TYPE_CHECKING:
+    from aalis_core.host import Host, PluginInfo
+    from aalis_core.plugin import Plugin
+
+T = TypeVar("T")
+
+CLI_CONSUMER = "cli"
+CONFIG_ENV = "AALIS_CONFIG"
+DEBUG_ENV = "AALIS_DEBUG"
+DEFAULT_CONFIG_FILE = "aalis.toml"
+
+
+# ------------------------------------------------------------------------------------------
+# helpers for commands (used by plugins' commands too)
+# ------------------------------------------------------------------------------------------
+
+
+def config_path() -> Path | None:
+    """The config file the CLI uses: ``$AALIS_CONFIG``, else ``./aalis.toml`` if present."""
+    env = os.environ.get(CONFIG_ENV)
+    if env:
+        return Path(env)
+    local = Path(DEFAULT_CONFIG_FILE)
+    return local if local.is_file() else None
+
+
+def make_host(plugins: Sequence[Plugin] = (), *, discover: bool = True) -> Host:
+    """Build (not start) the host the CLI uses; consumer name ``cli``."""
+    from aalis_core.host import Host
+
+    path = config_path()
+    if path is None:
+        return Host(None, plugins, discover=discover, consumer=CLI_CONSUMER)
+    return Host.from_config(path, plugins, discover=discover, consumer=CLI_CONSUMER)
+
+
+@asynccontextmanager
+async def open_host(
+    plugins: Sequence[Plugin] = (), *, discover: bool = True
+) -> AsyncIterator[Host]:
+    """Start the CLI's host for the duration of a command.
+
+    Reads ``$AALIS_CONFIG`` or ``./aalis.toml`` when present, else runs on the embedded
+    default. ``host.capability(cap)`` gives handles for consumer ``cli``, so
+    ``[consumers.cli]`` pins apply to commands.
+    """
+    host = make_host(plugins, discover=discover)
+    async with host:
+        yield host
+
+
+def format_error(exc: BaseException) -> str:
+    """One redacted line describing ``exc`` for stderr."""
+    from aalis_core.config import ConfigError
+    from aalis_core.logging import redact
+
+    text = " ".join(str(exc).split())
+    plain = (ConfigError, CapabilityAbsent, ValueError, OSError, LookupError)
+    if not text:
+        text = type(exc).__name__
+    elif not isinstance(exc, plain):
+        text = f"{type(exc).__name__}: {text}"
+    return redact(text)
+
+
+def fail(exc: BaseException) -> None:
+    """Print ``exc`` as one line on stderr and exit with status 1."""
+    click.echo(f"Error: {format_error(exc)}", err=True)
+    raise SystemExit(1)
+
+
+def run_async(coro: Coroutine[Any, Any, T]) -> T:
+    """Run a command's coroutine; any exception becomes one stderr line and exit code 1.
+
+    click's own exceptions (``click.UsageError``, ``click.Abort``...) pass through so click
+    reports them its usual way.
+    """
+    try:
+        return asyncio.run(coro)
+    except (click.exceptions.ClickException, click.exceptions.Abort, click.exceptions.Exit):
+        raise
+    except KeyboardInterrupt:
+        click.echo("Aborted.", err=True)
+        raise SystemExit(130) from None
+    except Exception as exc:
+        if os.environ.get(DEBUG_ENV):
+            raise
+        fail(exc)
+        raise  # unreachable: fail() exits
+
+
+# ------------------------------------------------------------------------------------------
+# plugin commands
+# ------------------------------------------------------------------------------------------
+
+
+def _configured_disabled() -> list[str]:
+    """``[plugins] disabled`` from the CLI's config, read leniently (errors surface later)."""
+    path = config_path()
+    if path is None:
+        return []
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return []
+    plugins = data.get("plugins")
+    disabled = plugins.get("disabled") if isinstance(plugins, dict) else None
+    return [d for d in disabled if isinstance(d, str)] if isinstance(disabled, list) else []
+
+
+def load_plugin_commands(group: click.Group) -> list[str]:
+    """Call ``register_commands(cli=group)`` on every discovered, not disabled plugin.
+
+    Plugins are instantiated but not started. A plugin whose hook raises is skipped (and
+    logged); returns the names of plugins that registered commands.
+    """
+    import pluggy
+
+    from aalis_core import hookspecs
+    from aalis_core.discovery import discover_plugins, error_text
+    from aalis_core.logging import get_logger
+    from aalis_core.markers import PROJECT_NAME
+
+    pm = pluggy.PluginManager(PROJECT_NAME)
+    pm.add_hookspecs(hookspecs)
+    order: list[str] = []
+    for found in discover_plugins(disabled=_configured_disabled()):
+        if found.plugin_class is None:
+            continue
+        try:
+            pm.register(found.plugin_class(), name=found.name)
+        except Exception as exc:
+            get_logger(found.name).warning("plugin not loaded for commands", error=error_text(exc))
+            continue
+        order.append(found.name)
+    rank = {name: i for i, name in enumerate(order)}
+    impls = sorted(
+        pm.hook.register_commands.get_hookimpls(), key=lambda i: rank.get(i.plugin_name, 0)
+    )
+    registered: list[str] = []
+    for impl in impls:
+        try:
+            impl.function(*[group for _ in impl.argnames])
+        except Exception as exc:
+            get_logger(impl.plugin_name).warning(
+                "register_commands failed", error=error_text(exc)
+            )
+            continue
+        registered.append(impl.plugin_name)
+    return registered
+
+
+class AalisGroup(click.Group):
+    """The ``aalis`` group: loads plugins' commands on first lookup.
+
+    Loading lazily (rather than at import) keeps ``import aalis_core.cli`` cheap and lets
+    tests import the group before they set ``AALIS_LOAD_PLUGINS`` or a config.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._plugin_commands_loaded = False
+
+    def load_plugin_commands(self) -> None:
+        """Load plugin commands once per process."""
+        if not self._plugin_commands_loaded:
+            self._plugin_commands_loaded = True
+            load_plugin_commands(self)
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        self.load_plugin_commands()
+        return super().list_commands(ctx)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        self.load_plugin_commands()
+        return super().get_command(ctx, cmd_name)
+
+
+@click.group(cls=AalisGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="aalis-core", prog_name="aalis")
+def cli() -> None:
+    """Aalis: a plugin host for chat agents (memory, compression, models).
+
+    Configuration is read from $AALIS_CONFIG or ./aalis.toml when present; otherwise the
+    embedded default runs (SQLite under ./.aalis).
+    """
+
+
+# ------------------------------------------------------------------------------------------
+# aalis init
+# ------------------------------------------------------------------------------------------
+
+_TEMPLATE = """\
+# aalis.toml: configuration of the Aalis plugin host.
+# Every table is checked before anything starts; an unknown key is an error.
+# Values may reference environment variables as "${{NAME}}" (keep secrets out of this file).
+
+[host]
+data_dir = ".aalis"            # relative to this file
+# log_level = "info"           # debug | info | warning | error | critical
+# log_format = "json"          # console | json (default: console on a terminal, else json)
+
+[plugins]
+disabled = []                  # plugin names to skip; AALIS_LOAD_PLUGINS=a,b limits loading too
+# Installed plugins: {installed}
+#
+# One table per plugin holds its settings, for example:
+# [plugins.memory-sqlite]
+# path = "aalis.db"            # relative to data_dir
+#
+# [plugins.llm-openai]
+# api_key = "${{OPENAI_API_KEY}}"
+
+# Which provider serves a capability by default (otherwise: highest priority wins).
+# A pinned provider that is not active makes the capability absent; it never falls back.
+# [capabilities.memory]
+# provider = "memory-sqlite"
+
+# Pin one consumer (a plugin, "host" or "cli") to a provider.
+# [consumers.memory-summary]
+# memory = "memory-sqlite"
+"""
+
+
+def render_template() -> str:
+    """The commented ``aalis.toml`` written by ``aalis init``."""
+    from aalis_core.discovery import discover_plugins
+
+    names = [p.name for p in discover_plugins(only=frozenset())]
+    return _TEMPLATE.format(installed=", ".join(names) or "none")
+
+
+@cli.command()
+@click.option(
+    "--path",
+    "path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=DEFAULT_CONFIG_FILE,
+    show_default=True,
+    help="Where to write the file.",
+)
+@click.option("--force", is_flag=True, help="Overwrite an existing file.")
+def init(path: Path, force: bool) -> None:
+    """Write a commented aalis.toml."""
+    if path.exists() and not force:
+        raise click.ClickException(f"{path} already exists; use --force to overwrite it")
+    try:
+        path.write_text(render_template(), encoding="utf-8")
+    except OSError as exc:
+        raise click.ClickException(f"cannot write {path}: {exc.strerror or exc}") from None
+    click.echo(f"Wrote {path}")
+
+
+# ------------------------------------------------------------------------------------------
+# aalis plugins
+# ------------------------------------------------------------------------------------------
+
+
+def _bindings_text(info: PluginInfo) -> str:
+    return ", ".join(f"{cap}={provider or '-'}" for cap, provider in info.bindings.items())
+
+
+def format_plugins_table(infos: Sequence[PluginInfo]) -> str:
+    """Plain-text table of ``host.plugins()`` (error last: it is the long column)."""
+    header = ("NAME", "VERSION", "STATE", "PROVIDES", "BINDINGS", "ERROR")
+    rows = [
+        (
+            info.name,
+            info.version or "-",
+            info.state,
+            ", ".join(info.provides) or "-",
+            _bindings_text(info) or "-",
+            info.error or "",
+        )
+        for info in infos
+    ]
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header) - 1)]
+    lines = []
+    for row in [header, *rows]:
+        cells = [cell.ljust(width) for cell, width in zip(row, widths, strict=False)]
+        lines.append("  ".join([*cells, row[-1]]).rstrip())
+    return "\n".join(lines)
+
+
+@cli.command("plugins")
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON list instead of a table.")
+def plugins_command(as_json: bool) -> None:
+    """List plugins: name, version, state, error, capabilities and bindings."""
+
+    async def collect() -> list[PluginInfo]:
+        async with open_host() as host:
+            return host.plugins()
+
+    infos = run_async(collect())
+    if as_json:
+        click.echo(json.dumps([info.to_json() for info in infos], indent=2))
+    elif not infos:
+        click.echo("No plugins installed.")
+    else:
+        click.echo(format_plugins_table(infos))
+
+
+# ------------------------------------------------------------------------------------------
+# entry point
+# ------------------------------------------------------------------------------------------
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Console-script entry point: run ``cli``; errors are one line, never a traceback."""
+    from aalis_core.logging import configure_logging
+
+    try:
+        configure_logging(os.environ.get("AALIS_LOG_LEVEL", "warning"))
+        cli.main(args=list(argv) if argv is not None else None, prog_name="aalis")
+    except SystemExit:
+        raise
+    except Exception as exc:
+        if os.environ.get(DEBUG_ENV):
+            raise
+        click.echo(f"Error: {format_error(exc)}", err=True)
+        sys.exit(1)
+
+
+__all__ = [
+    "CLI_CONSUMER",
+    "AalisGroup",
+    "cli",
+    "config_path",
+    "fail",
+    "format_error",
+    "load_plugin_commands",
+    "main",
+    "make_host",
+    "open_host",
+    "render_template",
+    "run_async",
+]
