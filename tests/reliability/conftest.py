@@ -1,0 +1,173 @@
+"""Fixtures of the reliability suite: every memory backend, running in a real host.
+
+Backends are reached the way every consumer reaches them: a host starts the backend's plugin
+and ``host.capability(memory).use`` is the store (wrapped in the contract's session holds, as in
+production). A backend whose distribution is not installed is skipped with a reason, so the
+suite runs on any subset of the repository.
+
+MongoDB: ``$AALIS_TEST_MONGODB_URI`` when set, else the pinned ``nx-27017`` wire-protocol
+server started here on loopback for the whole session (the same approach as
+``plugins/memory-mongodb/tests/conftest.py``; fixtures cannot be imported across test
+directories under ``--import-mode=importlib``, so the few lines are repeated).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import AsyncIterator, Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+BACKENDS = ("memory-inmemory", "memory-sqlite", "memory-mongodb")
+
+
+def plugin_class(name: str) -> Any:
+    """The plugin class behind entry point ``name``; skips the test when it is not installed."""
+    import importlib_metadata
+
+    for ep in importlib_metadata.entry_points(group="aalis.plugins", name=name):
+        try:
+            return ep.load()
+        except Exception as exc:  # a backend that is being built and does not import yet
+            pytest.skip(f"plugin {name} does not import: {type(exc).__name__}: {exc}")
+    pytest.skip(f"plugin {name} is not installed")
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _nx_command() -> list[str] | None:
+    exe = Path(sys.executable).with_name("nx-27017")
+    if exe.exists():
+        return [str(exe)]
+    found = shutil.which("nx-27017")
+    return [found] if found else None
+
+
+@pytest.fixture(scope="session")
+def mongodb_uri(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A MongoDB URI: ``$AALIS_TEST_MONGODB_URI`` or nx-27017 started on loopback."""
+    env_uri = os.environ.get("AALIS_TEST_MONGODB_URI")
+    if env_uri:
+        yield env_uri
+        return
+    command = _nx_command()
+    if command is None:
+        pytest.skip("no MongoDB: nx-27017 is not installed and AALIS_TEST_MONGODB_URI is unset")
+    workdir = tmp_path_factory.mktemp("nx-27017")
+    port = _free_port()
+    proc = subprocess.Popen(
+        [
+            *command, "--host", "127.0.0.1", "--port", str(port),
+            "--db", str(workdir / "nx.db"),
+            "--log-file", str(workdir / "nx.log"), "--pid-file", str(workdir / "nx.pid"),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.STDOUT,
+        cwd=workdir,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            if proc.poll() is not None:
+                pytest.fail(f"nx-27017 exited with {proc.returncode} (log: {workdir / 'nx.log'})")
+            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.2):
+                break
+            if time.monotonic() > deadline:
+                pytest.fail("nx-27017 did not listen within 30 s")
+            time.sleep(0.05)
+        yield f"mongodb://127.0.0.1:{port}/?directConnection=true"
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def backend_config(name: str, tmp_path: Path, request: pytest.FixtureRequest) -> dict[str, Any]:
+    """An ``aalis.toml``-shaped dict that makes ``name`` the host's memory provider."""
+    config: dict[str, Any] = {
+        "host": {"data_dir": str(tmp_path / "data")},
+        "capabilities": {"memory": {"provider": name}},
+    }
+    if name == "memory-sqlite":
+        config["plugins"] = {name: {"path": str(tmp_path / "memory.db")}}
+    elif name == "memory-mongodb":
+        uri = request.getfixturevalue("mongodb_uri")
+        # A database per test: tests never see each other's data, even on a shared server.
+        config["plugins"] = {name: {"uri": uri, "database": f"rel_{uuid.uuid4().hex[:16]}"}}
+    return config
+
+
+@pytest.fixture(params=BACKENDS)
+def backend_name(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+@pytest.fixture
+def host_with(
+    backend_name: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> Callable[..., contextlib.AbstractAsyncContextManager[Any]]:
+    """``async with host_with(*plugins) as host``: the backend plus ``plugins``, started."""
+    from aalis_core import Host
+
+    cls = plugin_class(backend_name)
+    config = backend_config(backend_name, tmp_path, request)
+
+    @contextlib.asynccontextmanager
+    async def start(*plugins: Any) -> AsyncIterator[Any]:
+        host = Host(config, [cls(), *plugins], discover=False)
+        async with host:
+            info = {i.name: i for i in host.plugins()}[backend_name]
+            assert info.state == "active", f"{backend_name} did not start: {info.error}"
+            try:
+                yield host
+            finally:
+                if backend_name == "memory-mongodb":
+                    await _drop_database(config["plugins"][backend_name])
+
+    return start
+
+
+@pytest.fixture
+async def memory_host(
+    host_with: Callable[..., contextlib.AbstractAsyncContextManager[Any]],
+) -> AsyncIterator[Any]:
+    """A started host whose only plugin is the backend under test."""
+    async with host_with() as host:
+        yield host
+
+
+async def _drop_database(table: dict[str, Any]) -> None:
+    from pymongo import AsyncMongoClient
+
+    client: Any = AsyncMongoClient(table["uri"])
+    try:
+        with contextlib.suppress(Exception):
+            await client.drop_database(table["database"])
+    finally:
+        await client.close()
+
+
+@pytest.fixture
+def memory(memory_host: Any) -> Any:
+    """The backend as consumers see it: the host's ``memory`` handle's ``use``."""
+    from aalis_api_memory import memory as memory_cap
+
+    handle = memory_host.capability(memory_cap)
+    assert handle.present
+    return handle.use
