@@ -497,10 +497,36 @@ def structure(
 
 
 def _type_hints(cls: type[Any]) -> dict[str, Any]:
+    """Resolved annotations of an attrs class; unresolvable ones are left out (-> Any).
+
+    Falls back to resolving field by field, so one exotic forward reference does not
+    leave the whole table unchecked; what still cannot be resolved is logged.
+    """
     try:
         return typing.get_type_hints(cls)
-    except Exception:  # unresolvable forward reference: fall back to raw field types
-        return {}
+    except Exception:
+        pass
+    import sys
+
+    module = sys.modules.get(cls.__module__)
+    namespace = dict(vars(module)) if module is not None else {}
+    namespace.setdefault("typing", typing)
+    hints: dict[str, Any] = {}
+    for field in attrs.fields(cls):
+        annotation = field.type
+        if isinstance(annotation, str):
+            try:
+                annotation = eval(annotation, namespace, dict(vars(cls)))
+            except Exception:
+                from aalis_core.logging import get_logger
+
+                get_logger(None, component="config").warning(
+                    "config annotation not resolvable; value not type-checked",
+                    config_class=cls.__qualname__, field=field.name, annotation=field.type,
+                )
+                continue
+        hints[field.name] = annotation
+    return hints
 
 
 def _field_key(field: attrs.Attribute[Any]) -> str:
