@@ -1,0 +1,227 @@
+"""Messages to rows and back.
+
+A row stores ``Message.to_json()`` as JSON text (so no field is ever dropped and a new
+``Message`` field needs no migration) plus the columns the indexes and filters need.
+
+Reading is the hot path of ``get_history``: decoding 50 rows one ``json.loads`` at a time
+costs more than the indexed query, because each call pays a fixed set-up price. The rows of
+one read are therefore joined into one JSON array and decoded with a single call, and the
+messages are built by ``build_message``, which fills the slots of the frozen ``Message``
+directly. That is what ``Message.from_stored`` does too (no re-validation, only for JSON this
+backend wrote itself); the difference is that the slot setters are looked up once at import
+instead of once per field per message, which halves the per-message cost (figures in
+docs/backends/sqlite.md). ``build_message`` falls back to ``Message.from_stored`` whenever
+``Message`` has fields it does not know, so a new schema field can never be silently lost.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import attrs
+from aalis_schema_message import CONTROL_KINDS, Message, ToolCall
+
+# SQLite integers are signed 64-bit; Python's are not.
+INT64_MIN = -(2**63)
+INT64_MAX = 2**63 - 1
+
+_encoder = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+encode_json: Callable[[Any], str] = _encoder.encode
+
+
+def check_int64(value: int, what: str) -> int:
+    if not INT64_MIN <= value <= INT64_MAX:
+        raise ValueError(f"{what} {value} does not fit in SQLite's signed 64-bit integers")
+    return value
+
+
+def platform_of(message: Message) -> str | None:
+    """``metadata["platform"]`` when it is a string: the value the cross-session filter matches."""
+    metadata = message.metadata
+    if metadata is None:
+        return None
+    platform = metadata.get("platform")
+    return platform if isinstance(platform, str) else None
+
+
+def is_control(kind: str | None) -> int:
+    return 1 if kind in CONTROL_KINDS else 0
+
+
+def encode_message(message: Message, timestamp: int) -> str:
+    """JSON text of ``message`` with ``timestamp`` filled in (the stored timestamp)."""
+    data = message.to_json()
+    data["timestamp"] = timestamp
+    try:
+        return encode_json(data)
+    except UnicodeEncodeError as exc:  # pragma: no cover - json.dumps keeps surrogates as text
+        raise ValueError(f"message text cannot be stored as UTF-8: {exc}") from exc
+
+
+_KNOWN_FIELDS = (
+    "role",
+    "content",
+    "tool_calls",
+    "tool_call_id",
+    "name",
+    "kind",
+    "timestamp",
+    "reasoning_content",
+    "segments",
+    "images",
+    "audios",
+    "metadata",
+)
+
+
+def _slot_setters() -> dict[str, Callable[[Any, Any], None]] | None:
+    names = tuple(field.name for field in attrs.fields(Message))
+    if sorted(names) != sorted(_KNOWN_FIELDS):
+        return None
+    setters: dict[str, Callable[[Any, Any], None]] = {}
+    for name in names:
+        descriptor = Message.__dict__.get(name)
+        setter = getattr(descriptor, "__set__", None)
+        if setter is None or type(descriptor).__name__ != "member_descriptor":
+            return None
+        setters[name] = setter
+    return setters
+
+
+_SETTERS = _slot_setters()
+
+
+def _make_builder() -> Callable[[Mapping[str, Any]], Message]:
+    setters = _SETTERS
+    if setters is None:
+        return Message.from_stored
+    new = object.__new__
+    set_role = setters["role"]
+    set_content = setters["content"]
+    set_tool_calls = setters["tool_calls"]
+    set_tool_call_id = setters["tool_call_id"]
+    set_name = setters["name"]
+    set_kind = setters["kind"]
+    set_timestamp = setters["timestamp"]
+    set_reasoning = setters["reasoning_content"]
+    set_segments = setters["segments"]
+    set_images = setters["images"]
+    set_audios = setters["audios"]
+    set_metadata = setters["metadata"]
+
+    def build(data: Mapping[str, Any], cls: type[Message] = Message) -> Message:
+        inst = new(cls)
+        get = data.get
+        set_role(inst, data["role"])
+        set_content(inst, get("content"))
+        calls = get("tool_calls")
+        set_tool_calls(inst, None if calls is None else tuple([ToolCall(**call) for call in calls]))
+        set_tool_call_id(inst, get("tool_call_id"))
+        set_name(inst, get("name"))
+        set_kind(inst, get("kind"))
+        set_timestamp(inst, get("timestamp"))
+        set_reasoning(inst, get("reasoning_content"))
+        value = get("segments")
+        set_segments(inst, None if value is None else tuple(value))
+        value = get("images")
+        set_images(inst, None if value is None else tuple(value))
+        value = get("audios")
+        set_audios(inst, None if value is None else tuple(value))
+        set_metadata(inst, get("metadata"))
+        return inst
+
+    return build
+
+
+#: Build a ``Message`` from JSON this backend wrote (freshly decoded, not shared).
+build_message: Callable[[Mapping[str, Any]], Message] = _make_builder()
+
+_loads = json.loads
+
+
+def decode_many(texts: Sequence[str]) -> list[Any]:
+    """Decode many JSON texts with one parser call; a corrupt one raises ``ValueError``."""
+    if not texts:
+        return []
+    return list(_loads("[" + ",".join(texts) + "]"))
+
+
+def decode_messages(texts: Sequence[str], on_corrupt: Callable[[int, str], None]) -> list[Message]:
+    """Messages from stored JSON texts, in order.
+
+    A row that does not decode (edited by hand, damaged) is reported through ``on_corrupt``
+    with its index and skipped, so one bad row never hides a whole session.
+    """
+    try:
+        items = decode_many(texts)
+        if len(items) == len(texts):
+            return [build_message(item) for item in items]
+    except (ValueError, TypeError, KeyError, AttributeError):
+        pass
+    messages: list[Message] = []
+    for index, text in enumerate(texts):
+        message = _decode_one(text, index, on_corrupt)
+        if message is not None:
+            messages.append(message)
+    return messages
+
+
+def decode_messages_indexed(
+    texts: Sequence[str], on_corrupt: Callable[[int, str], None]
+) -> list[tuple[int, Message]]:
+    """Like ``decode_messages`` but each message keeps the index of its row."""
+    try:
+        items = decode_many(texts)
+        if len(items) == len(texts):
+            return [(index, build_message(item)) for index, item in enumerate(items)]
+    except (ValueError, TypeError, KeyError, AttributeError):
+        pass
+    pairs: list[tuple[int, Message]] = []
+    for index, text in enumerate(texts):
+        message = _decode_one(text, index, on_corrupt)
+        if message is not None:
+            pairs.append((index, message))
+    return pairs
+
+
+def _decode_one(text: str, index: int, on_corrupt: Callable[[int, str], None]) -> Message | None:
+    try:
+        item = _loads(text)
+        if not isinstance(item, dict):
+            raise TypeError("not a JSON object")
+        return Message.from_json(item)
+    except (ValueError, TypeError, KeyError, AttributeError) as exc:
+        on_corrupt(index, str(exc))
+        return None
+
+
+def message_columns(
+    message: Message, timestamp: int
+) -> tuple[int, int, str | None, str, str | None, str]:
+    """``(timestamp, control, kind, role, platform, data)`` for an insert."""
+    return (
+        check_int64(timestamp, "timestamp"),
+        is_control(message.kind),
+        message.kind,
+        message.role,
+        platform_of(message),
+        encode_message(message, timestamp),
+    )
+
+
+__all__ = [
+    "INT64_MAX",
+    "INT64_MIN",
+    "build_message",
+    "check_int64",
+    "decode_many",
+    "decode_messages",
+    "decode_messages_indexed",
+    "encode_json",
+    "encode_message",
+    "is_control",
+    "message_columns",
+    "platform_of",
+]

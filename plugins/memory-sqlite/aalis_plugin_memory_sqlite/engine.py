@@ -1,0 +1,479 @@
+"""The synchronous storage work, run on the store's worker thread with its own connection.
+
+Every method here receives arguments the async facade (``store.py``) has already validated
+and encoded, so nothing in this module judges caller input; it only turns it into SQL.
+Hot paths use raw ``sqlite3`` with fixed SQL text, which the connection keeps as prepared
+statements (``cached_statements``); sqlite-utils is used for the schema (``schema.py``).
+
+Order everywhere is ``(timestamp, seq)``: ``seq`` is the rowid, assigned in insertion order.
+The session index ``(session_id, archived, timestamp, seq, control)`` keeps a session's
+active rows in one contiguous, ordered range; reads that need archived and active rows
+together (full history, range, delete by timestamp) read both ranges with the same limit
+and merge them, so no query sorts a whole session.
+
+Write transactions start with ``BEGIN IMMEDIATE`` so the write lock is taken (and waited
+for, under ``busy_timeout``) before anything is read.
+"""
+
+from __future__ import annotations
+
+import math
+import sqlite3
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from aalis_api_memory.types import MetadataEntry, SessionInfo
+from aalis_api_memory.validation import decode_metadata
+from aalis_schema_message import Message
+
+from aalis_plugin_memory_sqlite.codec import (
+    INT64_MAX,
+    INT64_MIN,
+    decode_messages,
+    decode_messages_indexed,
+    encode_message,
+)
+
+Limit = int | float
+#: A message ready to insert: (timestamp, control, kind, role, platform, data).
+Row = tuple[int, int, str | None, str, str | None, str]
+
+_INSERT = (
+    "INSERT INTO messages (session_id, timestamp, archived, control, kind, role, platform, data) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+)
+_STATS_ADD = (
+    "INSERT INTO session_stats (session_id, active, active_conv, archived, last_ts) "
+    "VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT (session_id) DO UPDATE SET "
+    "active = active + excluded.active, active_conv = active_conv + excluded.active_conv, "
+    "archived = archived + excluded.archived, last_ts = max(last_ts, excluded.last_ts)"
+)
+# The single-save variant: a new row is always active, so fewer parameters to bind.
+_STATS_ADD_ONE = (
+    "INSERT INTO session_stats (session_id, active, active_conv, archived, last_ts) "
+    "VALUES (?1, 1, ?2, 0, ?3) ON CONFLICT (session_id) DO UPDATE SET "
+    "active = active + 1, active_conv = active_conv + excluded.active_conv, "
+    "last_ts = max(last_ts, excluded.last_ts)"
+)
+# get_history in one statement: the boundary is the (limit+1)-th newest active conversation
+# row, found on the covering index (OFFSET walks exactly the rows that will be returned);
+# the result is every active row after it. Without a boundary the sentinel takes them all.
+_HISTORY = (
+    "WITH boundary (ts, sq) AS ("
+    " SELECT timestamp, seq FROM messages"
+    " WHERE session_id = ?1 AND archived = 0 AND control = 0"
+    " ORDER BY timestamp DESC, seq DESC LIMIT 1 OFFSET ?2)"
+    " SELECT data FROM messages"
+    " WHERE session_id = ?1 AND archived = 0 AND (timestamp, seq) > ("
+    f" SELECT coalesce((SELECT ts FROM boundary), {INT64_MIN}),"
+    " coalesce((SELECT sq FROM boundary), -1))"
+    " ORDER BY timestamp, seq"
+)
+_HISTORY_ALL = (
+    "SELECT data FROM messages WHERE session_id = ? AND archived = 0 ORDER BY timestamp, seq"
+)
+_NEWEST = (
+    "SELECT timestamp, seq, data FROM messages WHERE session_id = ? AND archived = ?"
+    " ORDER BY timestamp DESC, seq DESC LIMIT ?"
+)
+_ALL_ROWS = "SELECT timestamp, seq, archived, data FROM messages WHERE session_id = ? ORDER BY timestamp, seq"
+_ACTIVE_SPAN = (
+    "SELECT seq, control FROM messages WHERE session_id = ? AND archived = 0"
+    " ORDER BY timestamp, seq LIMIT ?"
+)
+_LAST_TS = "SELECT max(timestamp) FROM messages WHERE session_id = ? AND archived = ?"
+
+_PUT = (
+    "INSERT INTO metadata (namespace, key, data, updated_at) VALUES (?, ?, ?, ?)"
+    " ON CONFLICT (namespace, key) DO UPDATE SET data = excluded.data, updated_at = excluded.updated_at"
+)
+_DELETE = "DELETE FROM metadata WHERE namespace = ? AND key = ?"
+
+
+def _sql_limit(limit: Limit) -> int:
+    """SQLite's "no limit" is -1."""
+    return -1 if limit == math.inf else int(limit)
+
+
+def _marks(count: int) -> str:
+    return ",".join("?" * count)
+
+
+def _clamp(ts: int) -> int:
+    return max(INT64_MIN, min(INT64_MAX, ts))
+
+
+class Engine:
+    """Storage operations on one connection; not thread-safe, used by one worker thread."""
+
+    def __init__(
+        self,
+        conn: sqlite3.Connection,
+        *,
+        range_query_limit: int,
+        cross_session_max_limit: int,
+        warn: Callable[..., Any],
+    ) -> None:
+        self.conn = conn
+        self.range_query_limit = range_query_limit
+        self.cross_session_max_limit = cross_session_max_limit
+        self._warn = warn
+
+    # -- transactions ------------------------------------------------------------------
+
+    def _rollback(self) -> None:
+        if self.conn.in_transaction:
+            self.conn.execute("ROLLBACK")
+
+    def _corrupt(self, session_id: str) -> Callable[[int, str], None]:
+        def report(index: int, error: str) -> None:
+            self._warn(
+                "skipped an unreadable message row",
+                session_id=session_id,
+                position=index,
+                error=error,
+            )
+
+        return report
+
+    def close(self) -> None:
+        self._rollback()
+        self.conn.close()
+
+    # -- messages ----------------------------------------------------------------------
+
+    def save_message(self, session_id: str, row: Row) -> None:
+        conn = self.conn
+        timestamp, control, kind, role, platform, data = row
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            conn.execute(_INSERT, (session_id, timestamp, 0, control, kind, role, platform, data))
+            conn.execute(_STATS_ADD_ONE, (session_id, 1 - control, timestamp))
+            conn.execute("COMMIT")
+        except BaseException:
+            self._rollback()
+            raise
+
+    def history_texts(self, session_id: str, limit: Limit) -> list[str]:
+        if limit == math.inf:
+            rows = self.conn.execute(_HISTORY_ALL, (session_id,)).fetchall()
+        else:
+            rows = self.conn.execute(_HISTORY, (session_id, int(limit))).fetchall()
+        return [row[0] for row in rows]
+
+    def get_history(self, session_id: str, limit: Limit) -> list[Message]:
+        return decode_messages(self.history_texts(session_id, limit), self._corrupt(session_id))
+
+    def count_history(self, session_id: str) -> int:
+        row = self.conn.execute(
+            "SELECT active_conv FROM session_stats WHERE session_id = ?", (session_id,)
+        ).fetchone()
+        return int(row[0]) if row else 0
+
+    def _newest_rows(self, session_id: str, limit: Limit) -> list[tuple[int, int, str]]:
+        """The newest ``limit`` rows of the session, archived or not, ascending."""
+        if limit == math.inf:
+            return [
+                (ts, seq, data)
+                for ts, seq, _archived, data in self.conn.execute(_ALL_ROWS, (session_id,))
+            ]
+        count = int(limit)
+        rows: list[tuple[int, int, str]] = []
+        for archived in (0, 1):
+            rows.extend(self.conn.execute(_NEWEST, (session_id, archived, count)))
+        rows.sort()
+        return rows[-count:] if count else []
+
+    def get_full_history(self, session_id: str, limit: Limit) -> list[Message]:
+        self.conn.execute("BEGIN")
+        try:
+            rows = self._newest_rows(session_id, limit)
+        finally:
+            self.conn.execute("COMMIT")
+        return decode_messages([row[2] for row in rows], self._corrupt(session_id))
+
+    def archive_span(self, session_id: str, count: Limit, keep: frozenset[int]) -> int:
+        conn = self.conn
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            span = conn.execute(_ACTIVE_SPAN, (session_id, _sql_limit(count))).fetchall()
+            targets = [(seq,) for position, (seq, _c) in enumerate(span) if position not in keep]
+            if targets:
+                conversation = sum(
+                    1
+                    for position, (_s, control) in enumerate(span)
+                    if position not in keep and not control
+                )
+                conn.executemany("UPDATE messages SET archived = 1 WHERE seq = ?", targets)
+                conn.execute(
+                    "UPDATE session_stats SET active = active - ?2, active_conv = active_conv - ?3,"
+                    " archived = archived + ?2 WHERE session_id = ?1",
+                    (session_id, len(targets), conversation),
+                )
+            conn.execute("COMMIT")
+        except BaseException:
+            self._rollback()
+            raise
+        return len(targets)
+
+    def clear_session(self, session_id: str) -> None:
+        conn = self.conn
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            conn.execute("DELETE FROM messages WHERE session_id = ?", (session_id,))
+            conn.execute("DELETE FROM session_stats WHERE session_id = ?", (session_id,))
+            conn.execute("COMMIT")
+        except BaseException:
+            self._rollback()
+            raise
+
+    def clear_all(self) -> None:
+        conn = self.conn
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            conn.execute("DELETE FROM messages")
+            conn.execute("DELETE FROM session_stats")
+            conn.execute("COMMIT")
+        except BaseException:
+            self._rollback()
+            raise
+
+    def get_messages_by_session_range(
+        self,
+        session_id: str,
+        from_ts: int,
+        to_ts: int,
+        roles: tuple[str, ...] | None,
+        exclude_kinds: tuple[str, ...] | None,
+    ) -> list[Message]:
+        if from_ts > to_ts or from_ts > INT64_MAX or to_ts < INT64_MIN:
+            return []
+        sql = ["SELECT timestamp, seq, data FROM messages WHERE session_id = ? AND archived = ?"]
+        sql.append("AND timestamp >= ? AND timestamp <= ?")
+        filters: list[Any] = []
+        if roles:
+            sql.append(f"AND role IN ({_marks(len(roles))})")
+            filters.extend(roles)
+        if exclude_kinds:
+            sql.append(f"AND (kind IS NULL OR kind NOT IN ({_marks(len(exclude_kinds))}))")
+            filters.extend(exclude_kinds)
+        sql.append("ORDER BY timestamp, seq LIMIT ?")
+        text = " ".join(sql)
+        limit = self.range_query_limit
+        rows: list[tuple[int, int, str]] = []
+        self.conn.execute("BEGIN")
+        try:
+            for archived in (0, 1):
+                params = [session_id, archived, _clamp(from_ts), _clamp(to_ts), *filters, limit]
+                rows.extend(self.conn.execute(text, params))
+        finally:
+            self.conn.execute("COMMIT")
+        rows.sort()
+        return decode_messages([row[2] for row in rows[:limit]], self._corrupt(session_id))
+
+    def get_recent_messages_across_sessions(
+        self,
+        limit: int,
+        roles: tuple[str, ...],
+        kinds: tuple[str, ...] | None,
+        exclude_kinds: tuple[str, ...] | None,
+        since_ts: int | None,
+        platform: str | None,
+        exclude_session_ids: tuple[str, ...] | None,
+    ) -> list[tuple[str, Message]]:
+        if since_ts is not None and since_ts > INT64_MAX:
+            return []
+        sql = [
+            f"SELECT session_id, data FROM messages WHERE archived = 0 AND role IN ({_marks(len(roles))})"
+        ]
+        params: list[Any] = list(roles)
+        if kinds is not None:
+            if not kinds:
+                return []  # an empty whitelist admits nothing
+            sql.append(f"AND kind IN ({_marks(len(kinds))})")
+            params.extend(kinds)
+        if exclude_kinds:
+            sql.append(f"AND (kind IS NULL OR kind NOT IN ({_marks(len(exclude_kinds))}))")
+            params.extend(exclude_kinds)
+        if since_ts is not None:
+            sql.append("AND timestamp >= ?")
+            params.append(_clamp(since_ts))
+        if platform is not None:
+            sql.append("AND platform = ?")
+            params.append(platform)
+        if exclude_session_ids:
+            sql.append(f"AND session_id NOT IN ({_marks(len(exclude_session_ids))})")
+            params.extend(exclude_session_ids)
+        sql.append("ORDER BY timestamp DESC, seq DESC LIMIT ?")
+        params.append(limit)
+        rows = self.conn.execute(" ".join(sql), params).fetchall()
+        rows.reverse()
+        decoded = decode_messages_indexed([row[1] for row in rows], self._corrupt("*"))
+        return [(rows[index][0], message) for index, message in decoded]
+
+    def update_message_content(
+        self, session_id: str, old: str, new: str, recent_limit: Limit
+    ) -> int:
+        conn = self.conn
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            rows = self._newest_rows(session_id, recent_limit)
+            decoded = decode_messages_indexed([row[2] for row in rows], self._corrupt(session_id))
+            updates: list[tuple[str, int]] = []
+            for index, message in decoded:
+                content = message.content
+                if isinstance(content, str) and old in content:
+                    timestamp, seq, _data = rows[index]
+                    changed = Message.from_json(
+                        {**message.to_json(), "content": content.replace(old, new)}
+                    )
+                    updates.append((encode_message(changed, timestamp), seq))
+            if updates:
+                conn.executemany("UPDATE messages SET data = ? WHERE seq = ?", updates)
+            conn.execute("COMMIT")
+        except BaseException:
+            self._rollback()
+            raise
+        return len(updates)
+
+    def delete_messages_by_timestamps(self, session_id: str, timestamps: Sequence[int]) -> int:
+        wanted = sorted({ts for ts in timestamps if INT64_MIN <= ts <= INT64_MAX})
+        conn = self.conn
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            doomed: list[tuple[int]] = []
+            active = conversation = archived_count = 0
+            for ts in wanted:
+                for archived in (0, 1):
+                    for seq, control in conn.execute(
+                        "SELECT seq, control FROM messages"
+                        " WHERE session_id = ? AND archived = ? AND timestamp = ?",
+                        (session_id, archived, ts),
+                    ):
+                        doomed.append((seq,))
+                        if archived:
+                            archived_count += 1
+                        else:
+                            active += 1
+                            conversation += 0 if control else 1
+            if doomed:
+                conn.executemany("DELETE FROM messages WHERE seq = ?", doomed)
+                self._refresh_stats(session_id, active, conversation, archived_count)
+            conn.execute("COMMIT")
+        except BaseException:
+            self._rollback()
+            raise
+        return len(doomed)
+
+    def _refresh_stats(
+        self, session_id: str, active: int, conversation: int, archived: int
+    ) -> None:
+        """Subtract deleted rows from the session's counters; drop the row when it is empty."""
+        conn = self.conn
+        last = [conn.execute(_LAST_TS, (session_id, flag)).fetchone()[0] for flag in (0, 1)]
+        present = [ts for ts in last if ts is not None]
+        if not present:
+            conn.execute("DELETE FROM session_stats WHERE session_id = ?", (session_id,))
+            return
+        conn.execute(
+            "UPDATE session_stats SET active = active - ?2, active_conv = active_conv - ?3,"
+            " archived = archived - ?4, last_ts = ?5 WHERE session_id = ?1",
+            (session_id, active, conversation, archived, max(present)),
+        )
+
+    def list_sessions(self) -> list[SessionInfo]:
+        rows = self.conn.execute(
+            "SELECT session_id, active, archived, last_ts FROM session_stats"
+            " ORDER BY last_ts DESC, session_id"
+        ).fetchall()
+        return [
+            SessionInfo(session_id=sid, active=active, archived=archived, last_timestamp=last)
+            for sid, active, archived, last in rows
+        ]
+
+    def export_session(self, session_id: str) -> list[tuple[Message, bool]]:
+        rows = self.conn.execute(_ALL_ROWS, (session_id,)).fetchall()
+        decoded = decode_messages_indexed([row[3] for row in rows], self._corrupt(session_id))
+        return [(message, bool(rows[index][2])) for index, message in decoded]
+
+    def import_messages(self, session_id: str, rows: Sequence[tuple[bool, Row]]) -> int:
+        if not rows:
+            return 0
+        conn = self.conn
+        params = [
+            (session_id, ts, 1 if archived else 0, control, kind, role, platform, data)
+            for archived, (ts, control, kind, role, platform, data) in rows
+        ]
+        active = sum(1 for archived, _row in rows if not archived)
+        conversation = sum(1 for archived, row in rows if not archived and not row[1])
+        last = max(row[0] for _archived, row in rows)
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            conn.executemany(_INSERT, params)
+            conn.execute(_STATS_ADD, (session_id, active, conversation, len(rows) - active, last))
+            conn.execute("COMMIT")
+        except BaseException:
+            self._rollback()
+            raise
+        return len(rows)
+
+    # -- metadata ----------------------------------------------------------------------
+
+    def save_metadata(self, namespace: str, key: str, text: str, now: int) -> None:
+        self.conn.execute(_PUT, (namespace, key, text, now))
+
+    def get_metadata(self, namespace: str, key: str) -> dict[str, Any] | None:
+        row = self.conn.execute(
+            "SELECT data FROM metadata WHERE namespace = ? AND key = ?", (namespace, key)
+        ).fetchone()
+        if row is None:
+            return None
+        data = decode_metadata(row[0])
+        if data is None:
+            self._warn("unreadable metadata entry read as None", namespace=namespace, key=key)
+        return data
+
+    def list_metadata(self, namespace: str) -> list[MetadataEntry]:
+        entries: list[MetadataEntry] = []
+        for key, text, updated_at in self.conn.execute(
+            "SELECT key, data, updated_at FROM metadata WHERE namespace = ? ORDER BY key",
+            (namespace,),
+        ):
+            data = decode_metadata(text)
+            if data is not None:
+                entries.append(MetadataEntry(key=key, data=data, updated_at=updated_at))
+        return entries
+
+    def list_metadata_keys(self, namespace: str) -> list[str]:
+        rows = self.conn.execute(
+            "SELECT key FROM metadata WHERE namespace = ? ORDER BY key", (namespace,)
+        )
+        return [row[0] for row in rows]
+
+    def delete_metadata(self, namespace: str, key: str) -> None:
+        self.conn.execute(_DELETE, (namespace, key))
+
+    def commit_metadata(self, ops: Sequence[tuple[str, str, str, str | None]], now: int) -> None:
+        conn = self.conn
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            for op, namespace, key, text in ops:
+                if op == "put":
+                    conn.execute(_PUT, (namespace, key, text, now))
+                else:
+                    conn.execute(_DELETE, (namespace, key))
+            conn.execute("COMMIT")
+        except BaseException:
+            self._rollback()
+            raise
+
+    def list_namespaces(self) -> list[str]:
+        return [
+            row[0]
+            for row in self.conn.execute(
+                "SELECT DISTINCT namespace FROM metadata ORDER BY namespace"
+            )
+        ]
+
+
+__all__ = ["Engine", "Row"]

@@ -1,0 +1,48 @@
+"""The ``memory-sqlite`` plugin: the default ``memory`` provider.
+
+Priority 10 is the highest of the bundled backends (mongodb 5, inmemory -100), so with no
+configuration at all the host's memory is this SQLite file under the data directory.
+"""
+
+from __future__ import annotations
+
+from aalis_api_memory import ClearType, TextRef, memory
+
+from aalis_core.context import PluginContext
+from aalis_core.markers import hookimpl
+from aalis_core.plugin import Plugin
+from aalis_plugin_memory_sqlite.config import SqliteConfig
+from aalis_plugin_memory_sqlite.store import SqliteMemory
+
+PRIORITY = 10
+
+
+class MemorySqlite(Plugin):
+    """Provides a ``SqliteMemory`` on ``<data_dir>/<path>`` and clears its history as ``context``."""
+
+    name = "memory-sqlite"
+    provides = (memory,)
+    Config = SqliteConfig
+
+    def __init__(self) -> None:
+        self.store: SqliteMemory | None = None
+
+    async def start(self, ctx: PluginContext) -> None:
+        config: SqliteConfig = ctx.config if ctx.config is not None else SqliteConfig()
+        store = SqliteMemory.from_config(config, ctx.data_dir, logger=ctx.logger)
+        await store.open()
+        self.store = store
+        ctx.logger.info("memory store opened", path=str(store.path))
+        ctx.provide(memory, store, priority=PRIORITY)
+
+    async def stop(self) -> None:
+        store, self.store = self.store, None
+        if store is not None:
+            await store.close()
+
+    @hookimpl
+    def memory_clear_types(self) -> list[ClearType]:
+        return [ClearType("context", TextRef("memory.clear.context", "Conversation history"))]
+
+
+__all__ = ["PRIORITY", "MemorySqlite"]

@@ -1,0 +1,361 @@
+"""``SqliteMemory``: the ``MemoryService`` of this backend, every optional method included.
+
+Each method validates and encodes its input on the caller's side with the shared helpers of
+``aalis_api_memory.validation`` (so bad input raises before anything is read or written, the
+same way on every backend, and the stored value is the value at call time), then hands the
+storage work to the store's worker thread (``worker.py``), which owns the connection.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import structlog
+from aalis_api_memory.types import (
+    MetadataEntry,
+    MetadataOp,
+    RecentMessageRecord,
+    RecentMessagesQuery,
+    SessionInfo,
+    StoredMessage,
+)
+from aalis_api_memory.validation import (
+    DEFAULT_FULL_HISTORY_LIMIT,
+    DEFAULT_HISTORY_LIMIT,
+    DEFAULT_RECENT_LIMIT,
+    check_keep,
+    check_key,
+    check_limit,
+    check_message,
+    check_namespace,
+    check_recent_query,
+    check_replacement,
+    check_session_id,
+    check_str_filter,
+    check_timestamp,
+    check_timestamps,
+    encode_batch,
+    encode_metadata,
+)
+from aalis_schema_message import Message, now_ms
+
+from aalis_plugin_memory_sqlite.codec import message_columns
+from aalis_plugin_memory_sqlite.config import SqliteConfig
+from aalis_plugin_memory_sqlite.engine import Engine, Limit, Row
+from aalis_plugin_memory_sqlite.schema import connect
+from aalis_plugin_memory_sqlite.worker import Worker, WorkerClosed
+
+
+class StoreClosed(RuntimeError):
+    """The store is not open (never opened, or closed)."""
+
+
+def _check_count(count: object) -> Limit:
+    # archive_span's count has no default: None is a mistake, not "the default".
+    if count is None:
+        raise TypeError("count must be a non-negative int or math.inf, got None")
+    return check_limit(count, 0, "count")
+
+
+class SqliteMemory:
+    """Per-session history and metadata in one SQLite file (WAL; several processes may share it).
+
+    ``await store.open()`` (or ``async with SqliteMemory(path) as store``) creates or migrates
+    the file; ``await store.close()`` releases it.
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        synchronous: str = "NORMAL",
+        busy_timeout_ms: int = 5000,
+        range_query_limit: int = 500,
+        cross_session_max_limit: int = 1000,
+        logger: Any = None,
+    ) -> None:
+        if not isinstance(path, (str, os.PathLike)):
+            raise TypeError(f"path must be a str or a path, got {type(path).__name__}")
+        # The config class carries the validation rules; reuse them for direct construction.
+        self.config = SqliteConfig(
+            path=os.fspath(path),
+            synchronous=synchronous,
+            busy_timeout_ms=busy_timeout_ms,
+            range_query_limit=range_query_limit,
+            cross_session_max_limit=cross_session_max_limit,
+        )
+        self.path = Path(os.fspath(path))
+        self._logger = logger if logger is not None else structlog.get_logger("aalis.memory-sqlite")
+        self._worker: Worker | None = None
+        self._engine: Engine | None = None
+
+    @classmethod
+    def from_config(
+        cls, config: SqliteConfig, data_dir: str | os.PathLike[str], logger: Any = None
+    ) -> SqliteMemory:
+        """The store a host would build: ``config.path`` taken relative to ``data_dir``."""
+        path = Path(data_dir) / Path(config.path).expanduser()
+        return cls(
+            path,
+            synchronous=config.synchronous,
+            busy_timeout_ms=config.busy_timeout_ms,
+            range_query_limit=config.range_query_limit,
+            cross_session_max_limit=config.cross_session_max_limit,
+            logger=logger,
+        )
+
+    def __repr__(self) -> str:
+        state = "open" if self._engine is not None else "closed"
+        return f"SqliteMemory({str(self.path)!r}, {state})"
+
+    # -- lifecycle ---------------------------------------------------------------------
+
+    def _connect(self) -> Engine:
+        conn = connect(
+            self.path,
+            synchronous=self.config.synchronous,
+            busy_timeout_ms=self.config.busy_timeout_ms,
+        )
+        return Engine(
+            conn,
+            range_query_limit=self.config.range_query_limit,
+            cross_session_max_limit=self.config.cross_session_max_limit,
+            warn=self._logger.warning,
+        )
+
+    async def open(self) -> SqliteMemory:
+        if self._engine is not None:
+            return self
+        worker = Worker(f"aalis-sqlite {self.path.name}")
+        try:
+            self._engine = await worker.call(self._connect)
+        except BaseException:
+            worker.stop()
+            raise
+        self._worker = worker
+        return self
+
+    async def close(self) -> None:
+        """Close the connection after every call already submitted; idempotent."""
+        engine, worker = self._engine, self._worker
+        if engine is None or worker is None:
+            return
+        self._engine = self._worker = None
+        try:
+            await worker.call(engine.close)
+        except WorkerClosed:
+            pass
+        finally:
+            worker.stop()
+
+    async def __aenter__(self) -> SqliteMemory:
+        return await self.open()
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    @property
+    def range_query_limit(self) -> int:
+        """The cap of ``get_messages_by_session_range`` (the earliest N of the range)."""
+        return self.config.range_query_limit
+
+    @property
+    def cross_session_max_limit(self) -> int:
+        """The cap of ``get_recent_messages_across_sessions``."""
+        return self.config.cross_session_max_limit
+
+    @property
+    def engine(self) -> Engine:
+        """The synchronous engine, for benchmarks and tests that run on the worker thread."""
+        if self._engine is None:
+            raise StoreClosed("the SQLite memory store is not open")
+        return self._engine
+
+    def _submit(self, method: str, *args: Any) -> asyncio.Future[Any]:
+        engine, worker = self._engine, self._worker
+        if engine is None or worker is None:
+            raise StoreClosed("the SQLite memory store is not open (await store.open() first)")
+        return worker.call(getattr(engine, method), *args)
+
+    # -- messages ----------------------------------------------------------------------
+
+    async def save_message(self, session_id: str, message: Message) -> None:
+        check_session_id(session_id)
+        check_message(message)
+        timestamp = message.timestamp
+        row = message_columns(message, now_ms() if timestamp is None else timestamp)
+        await self._submit("save_message", session_id, row)
+
+    async def get_history(self, session_id: str, limit: Limit | None = None) -> list[Message]:
+        check_session_id(session_id)
+        checked = check_limit(limit, DEFAULT_HISTORY_LIMIT)
+        if checked == 0:
+            return []
+        return await self._submit("get_history", session_id, checked)  # type: ignore[no-any-return]
+
+    async def count_history(self, session_id: str) -> int:
+        check_session_id(session_id)
+        return await self._submit("count_history", session_id)  # type: ignore[no-any-return]
+
+    async def get_full_history(self, session_id: str, limit: Limit | None = None) -> list[Message]:
+        check_session_id(session_id)
+        checked = check_limit(limit, DEFAULT_FULL_HISTORY_LIMIT)
+        if checked == 0:
+            return []
+        return await self._submit("get_full_history", session_id, checked)  # type: ignore[no-any-return]
+
+    async def archive_span(self, session_id: str, count: Limit, keep: Sequence[int] = ()) -> int:
+        check_session_id(session_id)
+        checked = _check_count(count)
+        positions = check_keep(keep)
+        if checked == 0:
+            return 0
+        return await self._submit("archive_span", session_id, checked, positions)  # type: ignore[no-any-return]
+
+    async def clear_session(self, session_id: str) -> None:
+        check_session_id(session_id)
+        await self._submit("clear_session", session_id)
+
+    async def clear_all(self) -> None:
+        await self._submit("clear_all")
+
+    async def get_messages_by_session_range(
+        self,
+        session_id: str,
+        from_ts: int,
+        to_ts: int,
+        roles: Sequence[str] | None = None,
+        exclude_kinds: Sequence[str] | None = None,
+    ) -> list[Message]:
+        check_session_id(session_id)
+        start = check_timestamp(from_ts, "from_ts")
+        end = check_timestamp(to_ts, "to_ts")
+        role_list = check_str_filter(roles, "roles")
+        kind_list = check_str_filter(exclude_kinds, "exclude_kinds")
+        return await self._submit(  # type: ignore[no-any-return]
+            "get_messages_by_session_range",
+            session_id,
+            start,
+            end,
+            tuple(dict.fromkeys(role_list)) if role_list else None,
+            tuple(dict.fromkeys(kind_list)) if kind_list else None,
+        )
+
+    async def get_recent_messages_across_sessions(
+        self, query: RecentMessagesQuery
+    ) -> list[RecentMessageRecord]:
+        check_recent_query(query)
+        limit = check_limit(query.limit, DEFAULT_HISTORY_LIMIT, "query.limit")
+        count = int(min(limit, self.config.cross_session_max_limit))
+        if count == 0:
+            return []
+        pairs = await self._submit(
+            "get_recent_messages_across_sessions",
+            count,
+            tuple(dict.fromkeys(query.effective_roles)),
+            None if query.kinds is None else tuple(dict.fromkeys(query.kinds)),
+            tuple(dict.fromkeys(query.exclude_kinds)) if query.exclude_kinds else None,
+            query.since_ts,
+            query.platform,
+            tuple(dict.fromkeys(query.exclude_session_ids)) if query.exclude_session_ids else None,
+        )
+        return [RecentMessageRecord(session_id, message) for session_id, message in pairs]
+
+    async def update_message_content(
+        self, session_id: str, old_text: str, new_text: str, recent_limit: Limit | None = None
+    ) -> int:
+        check_session_id(session_id)
+        old, new = check_replacement(old_text, new_text)
+        checked = check_limit(recent_limit, DEFAULT_RECENT_LIMIT, "recent_limit")
+        if checked == 0:
+            return 0
+        return await self._submit(  # type: ignore[no-any-return]
+            "update_message_content", session_id, old, new, checked
+        )
+
+    async def delete_messages_by_timestamps(
+        self, session_id: str, timestamps: Sequence[int]
+    ) -> int:
+        check_session_id(session_id)
+        values = check_timestamps(timestamps)
+        if not values:
+            return 0
+        return await self._submit(  # type: ignore[no-any-return]
+            "delete_messages_by_timestamps", session_id, values
+        )
+
+    async def list_sessions(self) -> list[SessionInfo]:
+        return await self._submit("list_sessions")  # type: ignore[no-any-return]
+
+    async def export_session(self, session_id: str) -> list[StoredMessage]:
+        check_session_id(session_id)
+        pairs = await self._submit("export_session", session_id)
+        return [StoredMessage(message, archived) for message, archived in pairs]
+
+    async def import_messages(self, session_id: str, records: Sequence[StoredMessage]) -> int:
+        check_session_id(session_id)
+        if isinstance(records, (str, bytes, Mapping)) or not isinstance(records, Sequence):
+            raise TypeError(
+                f"records must be a sequence of StoredMessage, got {type(records).__name__}"
+            )
+        rows: list[tuple[bool, Row]] = []
+        now = now_ms()
+        for record in records:
+            if not isinstance(record, StoredMessage):
+                raise TypeError(
+                    f"records must hold StoredMessage items, got {type(record).__name__}"
+                )
+            message = check_message(record.message)
+            if not isinstance(record.archived, bool):
+                raise TypeError(
+                    f"StoredMessage.archived must be a bool, got {type(record.archived).__name__}"
+                )
+            timestamp = message.timestamp
+            rows.append(
+                (record.archived, message_columns(message, now if timestamp is None else timestamp))
+            )
+        if not rows:
+            return 0
+        return await self._submit("import_messages", session_id, rows)  # type: ignore[no-any-return]
+
+    # -- metadata ----------------------------------------------------------------------
+
+    async def save_metadata(self, namespace: str, key: str, data: dict[str, Any]) -> None:
+        check_namespace(namespace)
+        check_key(key)
+        text = encode_metadata(data)
+        await self._submit("save_metadata", namespace, key, text, now_ms())
+
+    async def get_metadata(self, namespace: str, key: str) -> dict[str, Any] | None:
+        check_namespace(namespace)
+        check_key(key)
+        return await self._submit("get_metadata", namespace, key)  # type: ignore[no-any-return]
+
+    async def list_metadata(self, namespace: str) -> list[MetadataEntry]:
+        check_namespace(namespace)
+        return await self._submit("list_metadata", namespace)  # type: ignore[no-any-return]
+
+    async def list_metadata_keys(self, namespace: str) -> list[str]:
+        check_namespace(namespace)
+        return await self._submit("list_metadata_keys", namespace)  # type: ignore[no-any-return]
+
+    async def delete_metadata(self, namespace: str, key: str) -> None:
+        check_namespace(namespace)
+        check_key(key)
+        await self._submit("delete_metadata", namespace, key)
+
+    async def commit_metadata(self, ops: Sequence[MetadataOp]) -> None:
+        encoded = encode_batch(ops)  # the whole batch, before anything is written
+        if not encoded:
+            return
+        await self._submit("commit_metadata", encoded, now_ms())
+
+    async def list_namespaces(self) -> list[str]:
+        return await self._submit("list_namespaces")  # type: ignore[no-any-return]
+
+
+__all__ = ["SqliteMemory", "StoreClosed"]
