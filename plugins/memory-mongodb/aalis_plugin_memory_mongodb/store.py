@@ -1,0 +1,639 @@
+"""``MongoMemory``: the memory contract on MongoDB, through pymongo's asyncio API.
+
+Layout (``<prefix>`` is ``collection_prefix``):
+
+* ``<prefix>messages``: one document per message, ``{session_id, seq, timestamp, archived,
+  role, kind, platform, body}``; ``body`` is the rest of ``Message.to_json()`` as real
+  subdocuments (see ``codec``). A session's order is ``(timestamp, seq)``.
+* ``<prefix>metadata``: one document per entry, ``{namespace, key, data, updated_at}``.
+* ``<prefix>counters``: ``{_id: "messages", seq}``, the insertion sequence. One
+  ``find_one_and_update`` with ``$inc`` per save (per import batch) is atomic on every
+  topology, so two processes saving at the same millisecond still get a strict order.
+
+No method uses a multi-document transaction, so the store runs on a standalone server, a
+replica set and a sharded cluster (messages sharded on ``session_id``; every per-session
+operation carries ``session_id`` in its filter and is routed to one shard). Where the contract
+asks for atomicity the store gets it from single operations: ``archive_span`` is one
+``update_many``; ``commit_metadata`` encodes the whole batch to BSON first and sends one
+ordered ``bulk_write``, so bad data applies nothing. Session ids, namespaces and keys only
+ever appear as values in filters (never as field names or aggregation expressions), so a
+``"$gt"`` is a string like any other.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import bson
+from aalis_api_memory.types import (
+    MetadataEntry,
+    MetadataOp,
+    RecentMessageRecord,
+    RecentMessagesQuery,
+    SessionInfo,
+    StoredMessage,
+)
+from aalis_api_memory.validation import (
+    DEFAULT_CROSS_SESSION_MAX_LIMIT,
+    DEFAULT_FULL_HISTORY_LIMIT,
+    DEFAULT_HISTORY_LIMIT,
+    DEFAULT_RANGE_QUERY_LIMIT,
+    DEFAULT_RECENT_LIMIT,
+    Limit,
+    check_keep,
+    check_key,
+    check_limit,
+    check_message,
+    check_namespace,
+    check_recent_query,
+    check_replacement,
+    check_session_id,
+    check_str_filter,
+    check_timestamp,
+    check_timestamps,
+    encode_batch,
+    encode_metadata,
+)
+from aalis_schema_message import CONTROL_KINDS, Message, now_ms
+from bson import ObjectId
+from bson.raw_bson import RawBSONDocument
+from pymongo import (
+    ASCENDING,
+    DESCENDING,
+    AsyncMongoClient,
+    DeleteOne,
+    ReplaceOne,
+    ReturnDocument,
+    UpdateOne,
+)
+from pymongo.asynchronous.collection import AsyncCollection
+from pymongo.errors import DuplicateKeyError, PyMongoError
+
+from aalis_core.logging import get_logger
+from aalis_plugin_memory_mongodb.codec import (
+    INT64_MAX,
+    INT64_MIN,
+    StoredDataError,
+    decode_json,
+    document_message,
+    encode_json,
+    escape_str,
+    message_document,
+    unescape_str,
+)
+from aalis_plugin_memory_mongodb.config import MongoConfig
+from aalis_plugin_memory_mongodb.redaction import Redactor
+
+Document = dict[str, Any]
+
+#: MongoDB's document size limit (``maxBsonObjectSize`` of every supported server).
+MAX_DOCUMENT_BYTES = 16 * 1024 * 1024
+
+_ORDER = [("timestamp", ASCENDING), ("seq", ASCENDING)]
+_REVERSE = [("timestamp", DESCENDING), ("seq", DESCENDING)]
+_CONTROL = [escape_str(kind) for kind in sorted(CONTROL_KINDS)]
+_COUNTER_ID = "messages"
+
+
+class MongoUnavailable(RuntimeError):
+    """The server could not be reached or prepared at start-up; the message is redacted."""
+
+
+def _encode(doc: Mapping[str, Any], what: str) -> RawBSONDocument:
+    """Encode ``doc`` once, refusing what the server would refuse, before anything is sent."""
+    try:
+        raw = bson.encode(doc)
+    except (bson.errors.InvalidDocument, OverflowError, UnicodeEncodeError) as exc:
+        raise ValueError(f"{what} cannot be stored in MongoDB: {exc}") from None
+    if len(raw) > MAX_DOCUMENT_BYTES:
+        raise ValueError(
+            f"{what} is {len(raw)} bytes as BSON; MongoDB stores at most {MAX_DOCUMENT_BYTES} bytes"
+            " per document"
+        )
+    return RawBSONDocument(raw)
+
+
+def _after(doc: Mapping[str, Any]) -> Document:
+    """The filter "strictly after ``doc`` in (timestamp, seq) order"."""
+    return {
+        "$or": [
+            {"timestamp": {"$gt": doc["timestamp"]}},
+            {"timestamp": doc["timestamp"], "seq": {"$gt": doc["seq"]}},
+        ]
+    }
+
+
+def _count(limit: Limit) -> int:
+    """A finite limit as pymongo wants it (0 there means "no limit", so callers handle 0)."""
+    return 0 if limit == math.inf else int(limit)
+
+
+class MongoMemory:
+    """A ``MemoryService`` with every optional method and extension, on one MongoDB database.
+
+    Build it with ``await MongoMemory.connect(config)`` (which pings and creates indexes), or
+    from an existing ``AsyncMongoClient`` followed by ``await store.ensure_indexes()``.
+    ``close()`` closes the client only when ``connect`` created it.
+    """
+
+    def __init__(
+        self,
+        client: AsyncMongoClient[Document],
+        *,
+        database: str = "aalis",
+        collection_prefix: str = "aalis_",
+        range_query_limit: int = DEFAULT_RANGE_QUERY_LIMIT,
+        cross_session_max_limit: int = DEFAULT_CROSS_SESSION_MAX_LIMIT,
+        logger: Any = None,
+        owns_client: bool = False,
+    ) -> None:
+        config = MongoConfig(  # validates names and limits the same way as aalis.toml
+            database=database,
+            collection_prefix=collection_prefix,
+            range_query_limit=range_query_limit,
+            cross_session_max_limit=cross_session_max_limit,
+        )
+        self._client = client
+        self._owns_client = owns_client
+        db = client[config.database]
+        self._messages: AsyncCollection[Document] = db[f"{config.collection_prefix}messages"]
+        self._metadata: AsyncCollection[Document] = db[f"{config.collection_prefix}metadata"]
+        self._counters: AsyncCollection[Document] = db[f"{config.collection_prefix}counters"]
+        #: The caps of the two bounded queries (the conformance kit reads them).
+        self.range_query_limit = config.range_query_limit
+        self.cross_session_max_limit = config.cross_session_max_limit
+        self._log = logger if logger is not None else get_logger("memory-mongodb")
+
+    # ---------------------------------------------------------------------------------
+    # Life cycle
+    # ---------------------------------------------------------------------------------
+
+    @classmethod
+    async def connect(cls, config: MongoConfig, *, logger: Any = None) -> MongoMemory:
+        """Open a client for ``config.uri``, ping it, create the indexes.
+
+        Fails with one ``MongoUnavailable`` (URI redacted) after about
+        ``server_selection_timeout_ms`` when the server cannot be reached, and never waits
+        longer than the two configured timeouts plus a second.
+        """
+        if config.uri is None:
+            raise ValueError("MongoConfig.uri is not set")
+        redactor = Redactor(config.uri)
+        try:
+            client: AsyncMongoClient[Document] = AsyncMongoClient(
+                config.uri,
+                connectTimeoutMS=config.connect_timeout_ms,
+                serverSelectionTimeoutMS=config.server_selection_timeout_ms,
+                appname="aalis-memory-mongodb",
+                tz_aware=False,
+                connect=False,
+            )
+        except (PyMongoError, ValueError, TypeError) as exc:
+            raise MongoUnavailable(
+                f"invalid MongoDB uri {redactor.display}: {redactor(exc)}"
+            ) from None
+        store = cls(
+            client,
+            database=config.database,
+            collection_prefix=config.collection_prefix,
+            range_query_limit=config.range_query_limit,
+            cross_session_max_limit=config.cross_session_max_limit,
+            logger=logger,
+            owns_client=True,
+        )
+        bound = (config.server_selection_timeout_ms + config.connect_timeout_ms) / 1000 + 1
+        try:
+            async with asyncio.timeout(bound):
+                await client.admin.command("ping")
+                await store.ensure_indexes()
+        except Exception as exc:  # any failure here is "this server is not usable"
+            await client.close()
+            raise MongoUnavailable(
+                f"cannot reach MongoDB at {redactor.display} (database {config.database!r}) "
+                f"within {config.server_selection_timeout_ms} ms: {_reason(exc, redactor)}"
+            ) from None
+        return store
+
+    async def ensure_indexes(self) -> None:
+        """Create the collections' indexes (idempotent); one per query shape.
+
+        * ``(session_id, archived, timestamp, seq)``: get_history, count_history, archive_span;
+        * ``(session_id, timestamp, seq)``: full history, ranges, export, rewrites, deletes;
+        * ``(archived, timestamp, seq)``: the cross-session query;
+        * ``(platform, archived, timestamp, seq)``: the same filtered by platform;
+        * metadata ``(namespace, key)`` unique: one entry per key, lookups and listings.
+        """
+        await self._messages.create_index(
+            [("session_id", ASCENDING), ("archived", ASCENDING), *_ORDER], name="session_active_order"
+        )
+        await self._messages.create_index([("session_id", ASCENDING), *_ORDER], name="session_order")
+        await self._messages.create_index([("archived", ASCENDING), *_ORDER], name="recent_order")
+        await self._messages.create_index(
+            [("platform", ASCENDING), ("archived", ASCENDING), *_ORDER], name="platform_order"
+        )
+        await self._metadata.create_index(
+            [("namespace", ASCENDING), ("key", ASCENDING)], name="namespace_key", unique=True
+        )
+
+    async def close(self) -> None:
+        if self._owns_client:
+            await self._client.close()
+
+    # ---------------------------------------------------------------------------------
+    # Messages
+    # ---------------------------------------------------------------------------------
+
+    async def _next_seq(self, count: int = 1) -> int:
+        """Reserve ``count`` sequence numbers; returns the last one of the block."""
+        for attempt in range(3):
+            try:
+                doc = await self._counters.find_one_and_update(
+                    {"_id": _COUNTER_ID},
+                    {"$inc": {"seq": count}},
+                    upsert=True,
+                    return_document=ReturnDocument.AFTER,
+                )
+            except DuplicateKeyError:
+                # Two first-ever upserts raced on a server that does not retry them itself.
+                if attempt == 2:
+                    raise
+                continue
+            if doc is None:  # pragma: no cover - upsert with AFTER always returns the document
+                raise RuntimeError("the sequence counter returned nothing")
+            return int(doc["seq"])
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _decode(self, doc: Mapping[str, Any]) -> Message:
+        try:
+            return document_message(doc)
+        except (StoredDataError, KeyError, TypeError, ValueError) as exc:
+            raise StoredDataError(
+                f"message document {doc.get('_id')!r} of collection {self._messages.name} is "
+                f"unreadable: {exc}"
+            ) from None
+
+    async def _find(
+        self,
+        flt: Mapping[str, Any],
+        *,
+        sort: list[tuple[str, int]],
+        limit: int = 0,
+        skip: int = 0,
+        projection: Mapping[str, Any] | None = None,
+    ) -> list[Document]:
+        cursor = self._messages.find(flt, projection, sort=sort, limit=limit, skip=skip)
+        return await cursor.to_list()
+
+    async def save_message(self, session_id: str, message: Message) -> None:
+        check_session_id(session_id)
+        check_message(message)
+        timestamp = message.timestamp if message.timestamp is not None else now_ms()
+        doc = message_document(session_id, message, timestamp, archived=False)
+        doc["_id"] = ObjectId()
+        doc["seq"] = await self._next_seq()
+        await self._messages.insert_one(_encode(doc, "message"))
+
+    async def get_history(self, session_id: str, limit: Limit | None = None) -> list[Message]:
+        check_session_id(session_id)
+        count = check_limit(limit, DEFAULT_HISTORY_LIMIT)
+        if count == 0:
+            return []
+        active: Document = {"session_id": escape_str(session_id), "archived": False}
+        flt = active
+        if count != math.inf:
+            # The (limit+1)-th newest conversation message bounds the result; everything
+            # active after it (markers included) is returned.
+            boundary = await self._find(
+                {**active, "kind": {"$nin": _CONTROL}},
+                sort=_REVERSE,
+                skip=int(count),
+                limit=1,
+                projection={"timestamp": 1, "seq": 1},
+            )
+            if boundary:
+                flt = {**active, **_after(boundary[0])}
+        return [self._decode(doc) for doc in await self._find(flt, sort=_ORDER)]
+
+    async def count_history(self, session_id: str) -> int:
+        check_session_id(session_id)
+        return await self._messages.count_documents(
+            {"session_id": escape_str(session_id), "archived": False, "kind": {"$nin": _CONTROL}}
+        )
+
+    async def get_full_history(self, session_id: str, limit: Limit | None = None) -> list[Message]:
+        check_session_id(session_id)
+        count = check_limit(limit, DEFAULT_FULL_HISTORY_LIMIT)
+        if count == 0:
+            return []
+        docs = await self._find(
+            {"session_id": escape_str(session_id)}, sort=_REVERSE, limit=_count(count)
+        )
+        return [self._decode(doc) for doc in reversed(docs)]
+
+    async def archive_span(self, session_id: str, count: Limit, keep: Sequence[int] = ()) -> int:
+        check_session_id(session_id)
+        if count is None:
+            raise TypeError("count must be a non-negative int or math.inf, got None")
+        span = check_limit(count, 0, "count")
+        kept = check_keep(keep)
+        if span == 0:
+            return 0
+        sid = escape_str(session_id)
+        docs = await self._find(
+            {"session_id": sid, "archived": False},
+            sort=_ORDER,
+            limit=_count(span),
+            projection={"_id": 1},
+        )
+        ids = [doc["_id"] for position, doc in enumerate(docs) if position not in kept]
+        if not ids:
+            return 0
+        result = await self._messages.update_many(
+            {"_id": {"$in": ids}, "session_id": sid, "archived": False},
+            {"$set": {"archived": True}},
+        )
+        return result.modified_count
+
+    async def clear_session(self, session_id: str) -> None:
+        check_session_id(session_id)
+        await self._messages.delete_many({"session_id": escape_str(session_id)})
+
+    async def clear_all(self) -> None:
+        await self._messages.delete_many({})
+
+    async def get_messages_by_session_range(
+        self,
+        session_id: str,
+        from_ts: int,
+        to_ts: int,
+        roles: Sequence[str] | None = None,
+        exclude_kinds: Sequence[str] | None = None,
+    ) -> list[Message]:
+        check_session_id(session_id)
+        low = check_timestamp(from_ts, "from_ts")
+        high = check_timestamp(to_ts, "to_ts")
+        role_list = check_str_filter(roles, "roles")
+        excluded = check_str_filter(exclude_kinds, "exclude_kinds")
+        low, high = max(low, INT64_MIN), min(high, INT64_MAX)
+        if low > high:
+            return []
+        flt: Document = {
+            "session_id": escape_str(session_id),
+            "timestamp": {"$gte": low, "$lte": high},
+        }
+        if role_list:
+            flt["role"] = {"$in": [escape_str(role) for role in role_list]}
+        if excluded:
+            # $nin matches a missing/None kind, so kind-less messages are never excluded.
+            flt["kind"] = {"$nin": [escape_str(kind) for kind in excluded]}
+        docs = await self._find(flt, sort=_ORDER, limit=self.range_query_limit)
+        return [self._decode(doc) for doc in docs]
+
+    async def get_recent_messages_across_sessions(
+        self, query: RecentMessagesQuery
+    ) -> list[RecentMessageRecord]:
+        check_recent_query(query)
+        wanted = check_limit(query.limit, DEFAULT_HISTORY_LIMIT, "query.limit")
+        count = min(wanted, self.cross_session_max_limit)
+        if count == 0:
+            return []
+        flt: Document = {
+            "archived": False,
+            "role": {"$in": [escape_str(role) for role in query.effective_roles]},
+        }
+        kind: Document = {}
+        if query.kinds:
+            kind["$in"] = [escape_str(k) for k in query.kinds]  # excludes kind-less messages
+        if query.exclude_kinds:
+            kind["$nin"] = [escape_str(k) for k in query.exclude_kinds]
+        if kind:
+            flt["kind"] = kind
+        if query.since_ts is not None:
+            if query.since_ts > INT64_MAX:
+                return []
+            flt["timestamp"] = {"$gte": max(query.since_ts, INT64_MIN)}
+        if query.platform is not None:
+            flt["platform"] = escape_str(query.platform)
+        if query.exclude_session_ids:
+            flt["session_id"] = {"$nin": [escape_str(s) for s in query.exclude_session_ids]}
+        docs = await self._find(flt, sort=_REVERSE, limit=int(count))
+        return [
+            RecentMessageRecord(unescape_str(doc["session_id"]), self._decode(doc))
+            for doc in reversed(docs)
+        ]
+
+    async def update_message_content(
+        self, session_id: str, old_text: str, new_text: str, recent_limit: Limit | None = None
+    ) -> int:
+        check_session_id(session_id)
+        old, new = check_replacement(old_text, new_text)
+        count = check_limit(recent_limit, DEFAULT_RECENT_LIMIT, "recent_limit")
+        encode_json(new, "new_text")  # refuses what BSON cannot carry, before any write
+        if count == 0:
+            return 0
+        sid = escape_str(session_id)
+        # The whole body is projected: nested-path projections ("body.content") come back
+        # flattened from some wire servers (nx-27017).
+        docs = await self._find(
+            {"session_id": sid}, sort=_REVERSE, limit=_count(count), projection={"body": 1}
+        )
+        updates = []
+        for doc in docs:
+            body = doc.get("body")
+            content = body.get("content") if isinstance(body, Mapping) else None
+            if isinstance(content, str) and old in content:
+                updates.append(
+                    UpdateOne(
+                        {"_id": doc["_id"], "session_id": sid},
+                        {"$set": {"body.content": content.replace(old, new)}},
+                    )
+                )
+        if not updates:
+            return 0
+        await self._messages.bulk_write(updates, ordered=True)
+        return len(updates)
+
+    async def delete_messages_by_timestamps(self, session_id: str, timestamps: Iterable[int]) -> int:
+        check_session_id(session_id)
+        wanted = sorted({ts for ts in check_timestamps(timestamps) if INT64_MIN <= ts <= INT64_MAX})
+        if not wanted:
+            return 0
+        result = await self._messages.delete_many(
+            {"session_id": escape_str(session_id), "timestamp": {"$in": wanted}}
+        )
+        return result.deleted_count
+
+    async def list_sessions(self) -> list[SessionInfo]:
+        # No caller value enters this pipeline; "$session_id" etc. are our own field paths.
+        # Booleans are compared with $eq rather than used as a $cond condition: some wire
+        # servers (nx-27017) refuse a bare field path there.
+        cursor = await self._messages.aggregate(
+            [
+                {
+                    "$group": {
+                        "_id": "$session_id",
+                        "total": {"$sum": 1},
+                        "archived": {
+                            "$sum": {"$cond": [{"$eq": ["$archived", True]}, 1, 0]}
+                        },
+                        "last": {"$max": "$timestamp"},
+                    }
+                }
+            ]
+        )
+        infos = []
+        async for row in cursor:
+            archived = int(row["archived"])
+            last = row.get("last")
+            infos.append(
+                SessionInfo(
+                    session_id=unescape_str(row["_id"]),
+                    active=int(row["total"]) - archived,
+                    archived=archived,
+                    last_timestamp=None if last is None else int(last),
+                )
+            )
+        infos.sort(key=lambda info: (-(info.last_timestamp or 0), info.session_id))
+        return infos
+
+    async def export_session(self, session_id: str) -> list[StoredMessage]:
+        check_session_id(session_id)
+        docs = await self._find({"session_id": escape_str(session_id)}, sort=_ORDER)
+        return [StoredMessage(self._decode(doc), bool(doc.get("archived"))) for doc in docs]
+
+    async def import_messages(self, session_id: str, records: Sequence[StoredMessage]) -> int:
+        check_session_id(session_id)
+        if isinstance(records, (str, bytes, Mapping)) or not isinstance(records, Iterable):
+            raise TypeError(f"records must be a sequence of StoredMessage, got {type(records).__name__}")
+        items = list(records)
+        docs: list[Document] = []
+        for record in items:
+            if not isinstance(record, StoredMessage):
+                raise TypeError(f"records must be StoredMessage, got {type(record).__name__}")
+            message = check_message(record.message)
+            if not isinstance(record.archived, bool):
+                raise TypeError(f"StoredMessage.archived must be a bool, got {record.archived!r}")
+            timestamp = message.timestamp if message.timestamp is not None else now_ms()
+            docs.append(message_document(session_id, message, timestamp, record.archived))
+        if not docs:
+            return 0
+        last = await self._next_seq(len(docs))
+        encoded = []
+        for offset, doc in enumerate(docs):
+            doc["_id"] = ObjectId()
+            doc["seq"] = last - len(docs) + 1 + offset
+            encoded.append(_encode(doc, "message"))
+        await self._messages.insert_many(encoded, ordered=True)
+        return len(encoded)
+
+    # ---------------------------------------------------------------------------------
+    # Metadata
+    # ---------------------------------------------------------------------------------
+
+    def _metadata_filter(self, namespace: str, key: str) -> Document:
+        return {"namespace": escape_str(namespace), "key": escape_str(key)}
+
+    def _metadata_document(self, namespace: str, key: str, text: str, now: int) -> RawBSONDocument:
+        # ``text`` is the shared validator's JSON: parsing it back gives a fresh, JSON-typed
+        # copy (tuples as lists), exactly what every backend returns.
+        data = encode_json(json.loads(text), "metadata data")
+        return _encode(
+            {**self._metadata_filter(namespace, key), "data": data, "updated_at": now},
+            f"metadata {namespace!r}/{key!r}",
+        )
+
+    def _read_data(self, doc: Mapping[str, Any]) -> dict[str, Any] | None:
+        try:
+            data = decode_json(doc.get("data"))
+        except StoredDataError:
+            return None
+        return data if isinstance(data, dict) else None
+
+    async def save_metadata(self, namespace: str, key: str, data: dict[str, Any]) -> None:
+        check_namespace(namespace)
+        check_key(key)
+        doc = self._metadata_document(namespace, key, encode_metadata(data), now_ms())
+        await self._metadata.replace_one(self._metadata_filter(namespace, key), doc, upsert=True)
+
+    async def get_metadata(self, namespace: str, key: str) -> dict[str, Any] | None:
+        check_namespace(namespace)
+        check_key(key)
+        doc = await self._metadata.find_one(self._metadata_filter(namespace, key))
+        if doc is None:
+            return None
+        data = self._read_data(doc)
+        if data is None:
+            self._log.warning(
+                "unreadable metadata entry reads as None",
+                namespace=namespace,
+                key=key,
+                collection=self._metadata.name,
+            )
+        return data
+
+    async def list_metadata(self, namespace: str) -> list[MetadataEntry]:
+        check_namespace(namespace)
+        entries = []
+        async for doc in self._metadata.find({"namespace": escape_str(namespace)}):
+            data = self._read_data(doc)
+            if data is None:
+                continue
+            updated_at = doc.get("updated_at")
+            entries.append(
+                MetadataEntry(
+                    key=unescape_str(doc["key"]),
+                    data=data,
+                    updated_at=int(updated_at) if isinstance(updated_at, int) else 0,
+                )
+            )
+        entries.sort(key=lambda entry: entry.key)
+        return entries
+
+    async def list_metadata_keys(self, namespace: str) -> list[str]:
+        check_namespace(namespace)
+        cursor = self._metadata.find({"namespace": escape_str(namespace)}, {"key": 1, "_id": 0})
+        return sorted([unescape_str(doc["key"]) async for doc in cursor])
+
+    async def delete_metadata(self, namespace: str, key: str) -> None:
+        check_namespace(namespace)
+        check_key(key)
+        await self._metadata.delete_one(self._metadata_filter(namespace, key))
+
+    async def commit_metadata(self, ops: Sequence[MetadataOp]) -> None:
+        encoded = encode_batch(ops)  # validates every op and its data before anything else
+        now = now_ms()
+        writes: list[ReplaceOne[Any] | DeleteOne] = []
+        for op, namespace, key, text in encoded:
+            flt = self._metadata_filter(namespace, key)
+            if op == "put":
+                assert text is not None
+                writes.append(
+                    ReplaceOne(flt, self._metadata_document(namespace, key, text, now), upsert=True)
+                )
+            else:
+                writes.append(DeleteOne(flt))
+        if writes:
+            await self._metadata.bulk_write(writes, ordered=True)
+
+    async def list_namespaces(self) -> list[str]:
+        # $group rather than distinct(): nx-27017's distinct turns strings such as "1",
+        # "false" or "null" into numbers, booleans and None.
+        cursor = await self._metadata.aggregate([{"$group": {"_id": "$namespace"}}])
+        return sorted([unescape_str(row["_id"]) async for row in cursor])
+
+
+def _reason(exc: Exception, redactor: Redactor, limit: int = 300) -> str:
+    """One line saying why, redacted; a driver's topology dump repeats it at length."""
+    if isinstance(exc, TimeoutError):
+        return "timed out"
+    text = redactor(exc).split(", Timeout: ", 1)[0]
+    if not isinstance(exc, PyMongoError):
+        text = f"{type(exc).__name__}: {text}"
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+__all__ = ["MAX_DOCUMENT_BYTES", "MongoMemory", "MongoUnavailable"]
