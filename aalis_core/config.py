@@ -292,6 +292,8 @@ class PluginConfigs:
     configs: Mapping[str, Any]
     #: plugin name -> why it cannot run without a table (a required key has no default)
     unconfigured: Mapping[str, str]
+    #: plugin name -> its ``Config`` class itself is broken (a plugin bug, not a user error)
+    broken: Mapping[str, str] = attrs.field(factory=dict)
 
 
 def validate_plugins(config: HostConfig, plugins: Mapping[str, PluginSchema]) -> PluginConfigs:
@@ -300,11 +302,15 @@ def validate_plugins(config: HostConfig, plugins: Mapping[str, PluginSchema]) ->
     Raises ``ConfigError`` listing every problem. A loaded plugin with no table whose
     ``Config`` has required keys is not an error: it is reported as unconfigured (the host
     marks it ``disabled``), so installing an optional backend never breaks a working setup.
+    A ``Config`` class that crashes (not an attrs class, a post-init raising something other
+    than ``ValueError``/``TypeError``) is that plugin's bug: it is reported in ``broken``
+    and the host marks only that plugin ``error``.
     """
     problems: list[ConfigProblem] = []
     installed = ", ".join(sorted(plugins)) or "none"
     configs: dict[str, Any] = {}
     unconfigured: dict[str, str] = {}
+    broken: dict[str, str] = {}
 
     for name in config.plugin_tables:
         if name not in plugins:
@@ -335,7 +341,12 @@ def validate_plugins(config: HostConfig, plugins: Mapping[str, PluginSchema]) ->
                 )
                 continue
             given = {}
-        value = _structure_into(schema.config_class, given, config.source, where, problems)
+        try:
+            value = _structure_into(schema.config_class, given, config.source, where, problems)
+        except Exception as exc:  # the plugin's Config code crashed: that plugin fails alone
+            text = " ".join(str(exc).split())
+            broken[name] = redact(f"config failed: {type(exc).__name__}: {text}")
+            continue
         if value is not _FAILED:
             configs[name] = value
 
@@ -390,7 +401,7 @@ def validate_plugins(config: HostConfig, plugins: Mapping[str, PluginSchema]) ->
 
     if problems:
         raise ConfigError(problems=problems)
-    return PluginConfigs(configs=configs, unconfigured=unconfigured)
+    return PluginConfigs(configs=configs, unconfigured=unconfigured, broken=broken)
 
 
 # --------------------------------------------------------------------------------------------

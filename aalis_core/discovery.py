@@ -12,6 +12,8 @@ reported with state ``error`` and its message, and the others load.
 from __future__ import annotations
 
 import os
+import re
+import sys
 from collections.abc import Collection, Iterable
 from typing import TYPE_CHECKING, Any
 
@@ -61,16 +63,48 @@ def load_plugins_filter(environ: dict[str, str] | None = None) -> frozenset[str]
     return frozenset(part.strip() for part in raw.split(",") if part.strip())
 
 
-def _entry_points(group: str) -> list[EntryPoint]:
-    import importlib_metadata
+_cache: tuple[tuple[str, ...], dict[str, list[EntryPoint]]] | None = None
+_DIST_DIR = re.compile(r"(?P<name>[^-]+)-(?P<version>[^-]+)\.dist-info")
 
-    return list(importlib_metadata.entry_points(group=group))
+
+def clear_cache() -> None:
+    """Forget the entry points read so far (after installing a distribution in-process)."""
+    global _cache
+    _cache = None
+
+
+def _entry_points(group: str) -> list[EntryPoint]:
+    """Entry points of ``group``; both aalis groups are read in one scan per ``sys.path``.
+
+    Scanning every installed distribution is the dominant cost of ``aalis`` start-up in a
+    large environment, and the CLI needs it twice (commands, then the host).
+    """
+    global _cache
+    key = tuple(sys.path)
+    if _cache is None or _cache[0] != key:
+        import importlib_metadata
+
+        groups: dict[str, list[EntryPoint]] = {PLUGINS_GROUP: [], HOOKSPECS_GROUP: []}
+        for ep in importlib_metadata.entry_points():
+            if ep.group in groups:
+                groups[ep.group].append(ep)
+        _cache = (key, groups)
+    return list(_cache[1].get(group, ()))
 
 
 def _dist_info(ep: EntryPoint) -> tuple[str | None, str | None]:
+    """Distribution name and version, from the ``.dist-info`` folder name when possible.
+
+    Reading METADATA means parsing an e-mail message per plugin; the folder name of an
+    installed wheel already says ``<name>-<version>``.
+    """
     dist = getattr(ep, "dist", None)
     if dist is None:
         return None, None
+    folder = getattr(getattr(dist, "_path", None), "name", "")
+    match = _DIST_DIR.fullmatch(folder) if isinstance(folder, str) else None
+    if match:
+        return match["name"], match["version"]
     try:
         return dist.name, dist.version
     except Exception:  # broken METADATA: the plugin still loads, without a version
@@ -194,6 +228,7 @@ __all__ = [
     "DiscoveredHookspecs",
     "DiscoveredPlugin",
     "check_plugin_class",
+    "clear_cache",
     "discover_hookspecs",
     "discover_plugins",
     "error_text",

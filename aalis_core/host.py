@@ -88,8 +88,8 @@ class _Entry:
     """The host's record of one plugin."""
 
     __slots__ = (
-        "config", "ctx", "error", "load_index", "logger", "name", "origin", "plugin",
-        "start_called", "starting", "state", "version",
+        "config", "ctx", "declared", "error", "load_index", "logger", "name", "origin",
+        "plugin", "start_called", "starting", "state", "version",
     )
 
     def __init__(self, name: str, load_index: int, origin: str) -> None:
@@ -105,9 +105,11 @@ class _Entry:
         self.logger: FilteringBoundLogger | None = None
         self.start_called = False
         self.starting = False
+        #: False when the plugin's class attributes are malformed (never read them then)
+        self.declared = True
 
     def capabilities(self, which: str) -> dict[str, Capability[Any]]:
-        if self.plugin is None:
+        if self.plugin is None or not self.declared:
             return {}
         if which == "uses":
             return dict(self.plugin.uses)
@@ -116,10 +118,36 @@ class _Entry:
         return {**self.plugin.uses, **self.plugin.requires}
 
     def provides(self) -> list[Capability[Any]]:
-        return list(self.plugin.provides) if self.plugin is not None else []
+        if self.plugin is None or not self.declared:
+            return []
+        return list(self.plugin.provides)
 
 
 _Phase = Literal["new", "starting", "running", "stopping", "stopped"]
+
+
+def _declaration_problem(plugin: Plugin) -> str | None:
+    """Why a plugin's class attributes cannot be used (None when they are fine).
+
+    Checked before anything reads them, so a malformed declaration fails that plugin with
+    a clear message instead of an AttributeError deep in the host.
+    """
+    name = plugin.name
+    for attr in ("uses", "requires"):
+        value = getattr(plugin, attr, None)
+        if not isinstance(value, Mapping) or not all(
+            isinstance(k, str) and isinstance(v, Capability) for k, v in value.items()
+        ):
+            return f"plugin {name!r}: `{attr}` must map names to Capability objects"
+    provides = getattr(plugin, "provides", None)
+    if isinstance(provides, Capability) or not isinstance(provides, tuple | list | frozenset):
+        return f"plugin {name!r}: `provides` must be a tuple of Capability objects"
+    if not all(isinstance(c, Capability) for c in provides):
+        return f"plugin {name!r}: `provides` must be a tuple of Capability objects"
+    config_class = getattr(plugin, "Config", None)
+    if config_class is not None and not attrs.has(config_class):
+        return f"plugin {name!r}: `Config` must be an attrs class (got {config_class!r})"
+    return None
 
 
 class Host:
@@ -246,13 +274,23 @@ class Host:
                 entry.error = "disabled in [plugins] disabled"
             self._entries[name] = entry
 
+        for entry in self._entries.values():
+            if entry.plugin is not None and entry.state == "discovered":
+                problem = _declaration_problem(entry.plugin)
+                if problem is not None:
+                    entry.state = "error"
+                    entry.error = problem
+                    entry.declared = False
+
         schemas: dict[str, PluginSchema] = {}
         for name, entry in self._entries.items():
             loaded = entry.plugin is not None and entry.state == "discovered"
             schemas[name] = PluginSchema(
                 name=name,
                 loaded=loaded,
-                config_class=type(entry.plugin).Config if entry.plugin is not None else None,
+                config_class=(
+                    type(entry.plugin).Config if loaded and entry.plugin is not None else None
+                ),
                 provides=frozenset(c.name for c in entry.provides()),
                 consumes=frozenset(c.name for c in entry.capabilities("all").values()),
             )
@@ -260,6 +298,10 @@ class Host:
         for name, reason in result.unconfigured.items():
             entry = self._entries[name]
             entry.state = "disabled"
+            entry.error = reason
+        for name, reason in result.broken.items():
+            entry = self._entries[name]
+            entry.state = "error"
             entry.error = reason
         for name, value in result.configs.items():
             self._entries[name].config = value

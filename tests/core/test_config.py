@@ -301,3 +301,45 @@ def test_host_log_settings_are_validated_and_applied() -> None:
     host = Host({"host": {"log_level": "debug", "log_format": "json"}}, discover=False)
     assert host.config.host.log_level == "debug"
     assert os.environ == before
+
+
+@attrs.frozen
+class CrashingConfig:
+    size: int = 1
+
+    def __attrs_post_init__(self) -> None:
+        raise RuntimeError("bug in the plugin's config code")
+
+
+async def test_crashing_config_class_fails_only_that_plugin(make_host: Any) -> None:
+    class Crashy(Plugin):
+        name = "crashy"
+        Config = CrashingConfig
+
+    class NotAttrs(Plugin):
+        name = "not-attrs"
+        Config = dict
+
+    async with make_host(Crashy(), NotAttrs(), Bare()) as host:
+        info = {p.name: p for p in host.plugins()}
+    assert info["crashy"].state == "error"
+    assert info["crashy"].error == "config failed: RuntimeError: bug in the plugin's config code"
+    assert info["not-attrs"].state == "error"
+    assert "attrs class" in (info["not-attrs"].error or "")
+    assert info["bare"].state == "active"
+
+
+def test_malformed_declarations_fail_that_plugin(make_host: Any) -> None:
+    class BadUses(Plugin):
+        name = "bad-uses"
+        uses = {"store": "store"}  # type: ignore[dict-item]
+
+    class BadProvides(Plugin):
+        name = "bad-provides"
+        provides = store  # type: ignore[assignment]
+
+    info = {p.name: p for p in make_host(BadUses(), BadProvides(), Bare()).plugins()}
+    assert info["bad-uses"].state == "error"
+    assert "`uses`" in (info["bad-uses"].error or "")
+    assert info["bad-provides"].state == "error"
+    assert info["bare"].state == "discovered"
