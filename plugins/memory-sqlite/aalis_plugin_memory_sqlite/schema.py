@@ -209,15 +209,16 @@ def connect(
     try:
         conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
         deadline = time.monotonic() + busy_timeout_ms / 1000
-        db = Database(conn, recursive_triggers=False, execute_plugins=False)
-        _retry_busy("enabling WAL", db.enable_wal, deadline)
-        conn.execute(f"PRAGMA synchronous = {synchronous}")
+        # Check the version before anything writes (switching to WAL writes the header).
         found = user_version(conn)
         if found > SCHEMA_VERSION:
             raise SchemaTooNew(
                 f"{path} has schema version {found}, but this aalis-plugin-memory-sqlite knows "
                 f"only up to {SCHEMA_VERSION}; upgrade the plugin (the file was left untouched)"
             )
+        db = Database(conn, recursive_triggers=False, execute_plugins=False)
+        _retry_busy("enabling WAL", db.enable_wal, deadline)
+        conn.execute(f"PRAGMA synchronous = {synchronous}")
         if found < SCHEMA_VERSION:
             _retry_busy("migrating the schema", lambda: migrate(conn), deadline)
     except BaseException:

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Mapping, Sequence
+import sqlite3
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import structlog
 from aalis_api_memory.types import (
@@ -48,6 +49,8 @@ from aalis_plugin_memory_sqlite.config import SqliteConfig
 from aalis_plugin_memory_sqlite.engine import Engine, Limit, Row
 from aalis_plugin_memory_sqlite.schema import connect
 from aalis_plugin_memory_sqlite.worker import Worker, WorkerClosed
+
+T = TypeVar("T")
 
 
 class StoreClosed(RuntimeError):
@@ -168,9 +171,20 @@ class SqliteMemory:
         """The cap of ``get_recent_messages_across_sessions``."""
         return self.config.cross_session_max_limit
 
+    async def run_on_connection(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        """Run ``fn(connection)`` on the worker thread, after every call submitted before.
+
+        For diagnostics, tests and benchmarks (``PRAGMA`` checks, timing the synchronous
+        engine); the connection must not escape ``fn``, it belongs to the worker thread.
+        """
+        engine, worker = self._engine, self._worker
+        if engine is None or worker is None:
+            raise StoreClosed("the SQLite memory store is not open (await store.open() first)")
+        return await worker.call(fn, engine.conn)
+
     @property
     def engine(self) -> Engine:
-        """The synchronous engine, for benchmarks and tests that run on the worker thread."""
+        """The synchronous engine; only code running on the worker thread may use it."""
         if self._engine is None:
             raise StoreClosed("the SQLite memory store is not open")
         return self._engine
@@ -298,13 +312,13 @@ class SqliteMemory:
 
     async def import_messages(self, session_id: str, records: Sequence[StoredMessage]) -> int:
         check_session_id(session_id)
-        if isinstance(records, (str, bytes, Mapping)) or not isinstance(records, Sequence):
+        if isinstance(records, (str, bytes, Mapping)) or not isinstance(records, Iterable):
             raise TypeError(
                 f"records must be a sequence of StoredMessage, got {type(records).__name__}"
             )
         rows: list[tuple[bool, Row]] = []
         now = now_ms()
-        for record in records:
+        for record in list(records):
             if not isinstance(record, StoredMessage):
                 raise TypeError(
                     f"records must hold StoredMessage items, got {type(record).__name__}"
