@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from typing import Any
 
 import attrs
@@ -38,6 +39,15 @@ class Delete:
 MetadataOp = Put | Delete
 
 
+def _str_tuple(value: Iterable[str] | None) -> tuple[str, ...] | None:
+    # A bare string is iterable; tuple("user") would silently become ("u", "s", "e", "r").
+    if value is None:
+        return None
+    if isinstance(value, (str, bytes)):
+        raise TypeError(f"expected a sequence of str or None, got {type(value).__name__}")
+    return tuple(value)
+
+
 @attrs.frozen(kw_only=True)
 class RecentMessagesQuery:
     """Filters of ``get_recent_messages_across_sessions``; every filter is applied in the query.
@@ -48,20 +58,12 @@ class RecentMessagesQuery:
     """
 
     limit: int | float = 50
-    roles: tuple[str, ...] | None = attrs.field(
-        default=None, converter=attrs.converters.optional(tuple)
-    )
-    kinds: tuple[str, ...] | None = attrs.field(
-        default=None, converter=attrs.converters.optional(tuple)
-    )
-    exclude_kinds: tuple[str, ...] | None = attrs.field(
-        default=None, converter=attrs.converters.optional(tuple)
-    )
+    roles: tuple[str, ...] | None = attrs.field(default=None, converter=_str_tuple)
+    kinds: tuple[str, ...] | None = attrs.field(default=None, converter=_str_tuple)
+    exclude_kinds: tuple[str, ...] | None = attrs.field(default=None, converter=_str_tuple)
     since_ts: int | None = None
     platform: str | None = None
-    exclude_session_ids: tuple[str, ...] | None = attrs.field(
-        default=None, converter=attrs.converters.optional(tuple)
-    )
+    exclude_session_ids: tuple[str, ...] | None = attrs.field(default=None, converter=_str_tuple)
 
     @property
     def effective_roles(self) -> tuple[str, ...]:

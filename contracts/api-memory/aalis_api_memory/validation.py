@@ -26,10 +26,42 @@ DEFAULT_CROSS_SESSION_MAX_LIMIT = 1000
 Limit = int | float
 
 
+def check_text(value: str, what: str) -> str:
+    """Refuse a str that is not valid Unicode text (a lone surrogate such as ``"\\ud800"``).
+
+    **[decided]** Such strings cannot be encoded as UTF-8, so no backend could store them
+    (SQLite and BSON both need UTF-8) and an export could not write them. Every backend
+    refuses them the same way, with a ``ValueError``, before anything is written.
+    """
+    if value.isascii():
+        return value
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ValueError(
+            f"{what} is not valid text: lone surrogate at index {exc.start} cannot be stored"
+        ) from None
+    return value
+
+
 def _check_str(value: object, what: str) -> str:
     if not isinstance(value, str):
         raise TypeError(f"{what} must be a str, got {type(value).__name__}")
-    return value
+    return check_text(value, what)
+
+
+def _check_json_text(value: Any, what: str, depth: int = 0) -> None:
+    # Strings anywhere in a JSON-like value (keys included) must be storable text.
+    if isinstance(value, str):
+        check_text(value, what)
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            if isinstance(key, str):
+                check_text(key, what)
+            _check_json_text(item, what, depth + 1)
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            _check_json_text(item, what, depth + 1)
 
 
 def check_session_id(value: object) -> str:
@@ -63,6 +95,13 @@ def check_limit(value: object, default: int, what: str = "limit") -> Limit:
             return math.inf
         raise ValueError(f"{what} must be a non-negative int or math.inf, got {value!r}")
     raise TypeError(f"{what} must be a non-negative int or math.inf, got {type(value).__name__}")
+
+
+def check_count(value: object, what: str = "count") -> Limit:
+    """``archive_span``'s count: like a limit, but required (None is a ``TypeError``)."""
+    if value is None:
+        raise TypeError(f"{what} must be a non-negative int or math.inf, got None")
+    return check_limit(value, 0, what)
 
 
 def check_keep(keep: object) -> frozenset[int]:
@@ -103,11 +142,29 @@ def check_str_filter(values: object, what: str) -> tuple[str, ...] | None:
     return items
 
 
+_MESSAGE_TEXT_FIELDS = ("role", "content", "tool_call_id", "name", "kind", "reasoning_content")
+_MESSAGE_JSON_FIELDS = ("segments", "images", "audios", "metadata")
+
+
 def check_message(message: object) -> Message:
+    """A ``Message`` whose every string is storable text (see ``check_text``)."""
     if not isinstance(message, Message):
         raise TypeError(
             f"message must be an aalis_schema_message.Message, got {type(message).__name__}"
         )
+    for field in _MESSAGE_TEXT_FIELDS:
+        value = getattr(message, field)
+        if value is not None:
+            check_text(value, f"Message.{field}")
+    if message.tool_calls:
+        for call in message.tool_calls:
+            check_text(call.id, "ToolCall.id")
+            check_text(call.name, "ToolCall.name")
+            check_text(call.arguments, "ToolCall.arguments")
+    for field in _MESSAGE_JSON_FIELDS:
+        value = getattr(message, field)
+        if value is not None:
+            _check_json_text(value, f"Message.{field}")
     return message
 
 
@@ -158,11 +215,13 @@ def encode_metadata(data: object) -> str:
         raise TypeError(f"metadata data must be a dict (a JSON object), got {type(data).__name__}")
     try:
         _check_json_keys(data)
-        return json.dumps(
+        text = json.dumps(
             data, ensure_ascii=False, allow_nan=False, separators=(",", ":"), default=_reject
         )
     except RecursionError as exc:
         raise ValueError("metadata data is nested too deeply") from exc
+    # ValueError also covers circular data ("Circular reference detected") and NaN/inf.
+    return check_text(text, "metadata data")
 
 
 def decode_metadata(text: object) -> dict[str, Any] | None:
@@ -212,6 +271,7 @@ __all__ = [
     "DEFAULT_RECENT_LIMIT",
     "Limit",
     "MetadataOp",
+    "check_count",
     "check_keep",
     "check_key",
     "check_limit",
@@ -221,6 +281,7 @@ __all__ = [
     "check_replacement",
     "check_session_id",
     "check_str_filter",
+    "check_text",
     "check_timestamp",
     "check_timestamps",
     "decode_metadata",

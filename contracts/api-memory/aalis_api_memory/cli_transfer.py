@@ -1,0 +1,743 @@
+"""``aalis export`` / ``aalis import`` / ``aalis migrate``: moving memory between stores.
+
+The file format is JSON lines (docs/host/export-format.md), chosen because it streams, diffs
+and greps well and every line stands alone:
+
+- line 1, the header: ``{"format": "aalis-memory-export", "version": 1, ...}``;
+- one line per message, in history order: ``{"session_id", "archived", "message"}``, where
+  ``message`` is ``Message.to_json()``;
+- one line per metadata entry: ``{"namespace", "key", "data"}``.
+
+Re-running an import or a migration is always safe, because both compare what the target
+already holds with what would be written, per session, before writing anything:
+
+- the target holds the same records: the session is skipped;
+- the target holds a prefix of them (an interrupted run, or an older export of a session
+  that has grown since): only the missing tail is appended;
+- the target holds something else: the whole command refuses, naming the sessions, and
+  writes nothing; ``--replace`` clears those sessions on the target and writes them anew.
+
+Metadata follows the same rule per key (same data: skipped, other data: refused unless
+``--replace``). Both commands use the backend extensions ``list_sessions``,
+``export_session``, ``import_messages`` and ``list_namespaces`` (docs/architecture.md) and
+say which one is missing when a backend lacks it, instead of degrading to a partial copy.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import tempfile
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any, Literal
+
+import attrs
+import click
+from aalis_schema_message import Message, now_ms
+
+from aalis_api_memory.capabilities import memory
+from aalis_api_memory.types import Put, SessionInfo, StoredMessage
+from aalis_api_memory.validation import check_key, check_namespace, encode_metadata
+
+if TYPE_CHECKING:
+    from aalis_core.host import Host
+
+#: ``format`` of the header line.
+FORMAT = "aalis-memory-export"
+#: Version of the file format this module writes; it reads this version and older.
+FORMAT_VERSION = 1
+#: Metadata ops per ``commit_metadata`` batch (one transaction each on SQLite).
+METADATA_BATCH = 500
+
+_MESSAGE_KEYS = frozenset({"session_id", "archived", "message"})
+_METADATA_KEYS = frozenset({"namespace", "key", "data"})
+
+Plan = Literal["copy", "skip", "append", "replace", "conflict"]
+
+
+class TransferError(ValueError):
+    """A user-facing problem of export, import or migrate: one line, nothing written."""
+
+
+# ------------------------------------------------------------------------------------------
+# backend capabilities
+# ------------------------------------------------------------------------------------------
+
+
+def require(service: Any, provider: str | None, names: Sequence[str], command: str) -> None:
+    """Refuse early, naming the method, when a backend lacks an optional extension."""
+    missing = [name for name in names if not hasattr(service, name)]
+    if missing:
+        listed = ", ".join(f"{name}()" for name in missing)
+        raise TransferError(
+            f"memory provider {provider or '?'!r} does not implement {listed}, which "
+            f"`aalis {command}` needs (optional extensions: see docs/reference/memory-contract.md)"
+        )
+
+
+def _call(service: Any, name: str) -> Callable[..., Awaitable[Any]]:
+    method: Callable[..., Awaitable[Any]] = getattr(service, name)
+    return method
+
+
+# ------------------------------------------------------------------------------------------
+# the file format
+# ------------------------------------------------------------------------------------------
+
+
+def header(provider: str | None, scope: str) -> dict[str, Any]:
+    """The first line of an export file."""
+    return {
+        "format": FORMAT,
+        "version": FORMAT_VERSION,
+        "exported_at": now_ms(),
+        "provider": provider,
+        "scope": scope,
+    }
+
+
+def message_line(session_id: str, record: StoredMessage) -> dict[str, Any]:
+    """One message record as written to the file."""
+    return {
+        "session_id": session_id,
+        "archived": record.archived,
+        "message": record.message.to_json(),
+    }
+
+
+def metadata_line(namespace: str, key: str, data: dict[str, Any]) -> dict[str, Any]:
+    """One metadata entry as written to the file."""
+    return {"namespace": namespace, "key": key, "data": data}
+
+
+def dumps(line: dict[str, Any]) -> str:
+    """One JSON line (UTF-8 text, no NaN: backends refuse it anyway)."""
+    return json.dumps(line, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+
+
+@attrs.define
+class ExportFile:
+    """A parsed, fully validated export file."""
+
+    header: dict[str, Any]
+    #: session id -> its records in file order (sessions in order of first appearance)
+    sessions: dict[str, list[StoredMessage]] = attrs.field(factory=dict)
+    #: (namespace, key) -> data, in file order
+    metadata: dict[tuple[str, str], dict[str, Any]] = attrs.field(factory=dict)
+
+    @property
+    def message_count(self) -> int:
+        return sum(len(records) for records in self.sessions.values())
+
+
+def parse_export(lines: Iterable[str], source: str = "<input>") -> ExportFile:
+    """Read and validate a whole export file before anything is written.
+
+    Every problem is a ``TransferError`` naming ``source`` and the line. Each message must
+    carry its timestamp (exports always do): without one a backend would store "now", and
+    a re-run could no longer recognise what it imported.
+    """
+    parsed: ExportFile | None = None
+    for number, raw in enumerate(lines, start=1):
+        if not raw.strip():
+            continue
+
+        def bad(problem: str, number: int = number) -> TransferError:
+            return TransferError(f"{source} line {number}: {problem}")
+
+        try:
+            value = json.loads(raw)
+        except (ValueError, RecursionError) as exc:
+            raise bad(f"not valid JSON ({exc})") from None
+        if not isinstance(value, dict):
+            raise bad(f"expected a JSON object, got {type(value).__name__}")
+        if parsed is None:
+            parsed = ExportFile(_check_header(value, bad))
+            continue
+        keys = set(value)
+        if keys == _MESSAGE_KEYS:
+            session_id, record = _message_record(value, bad)
+            parsed.sessions.setdefault(session_id, []).append(record)
+        elif keys == _METADATA_KEYS:
+            namespace, key, data = _metadata_record(value, bad)
+            if (namespace, key) in parsed.metadata:
+                raise bad(f"metadata {namespace!r}/{key!r} appears twice")
+            parsed.metadata[(namespace, key)] = data
+        else:
+            raise bad(
+                "expected a message line {session_id, archived, message} or a metadata line "
+                f"{{namespace, key, data}}, got keys {sorted(keys)}"
+            )
+    if parsed is None:
+        raise TransferError(f"{source}: empty file; expected an Aalis export (JSON lines)")
+    return parsed
+
+
+def _check_header(value: dict[str, Any], bad: Callable[[str], TransferError]) -> dict[str, Any]:
+    if value.get("format") != FORMAT:
+        raise bad(f'expected the header line {{"format": "{FORMAT}", "version": ...}}')
+    version = value.get("version")
+    if isinstance(version, bool) or not isinstance(version, int) or version < 1:
+        raise bad(f"invalid format version {version!r}")
+    if version > FORMAT_VERSION:
+        raise bad(
+            f"format version {version} is newer than this Aalis reads ({FORMAT_VERSION}); "
+            "upgrade aalis-api-memory"
+        )
+    return value
+
+
+def _message_record(
+    value: dict[str, Any], bad: Callable[[str], TransferError]
+) -> tuple[str, StoredMessage]:
+    session_id = value["session_id"]
+    if not isinstance(session_id, str):
+        raise bad(f"session_id must be a string, got {type(session_id).__name__}")
+    archived = value["archived"]
+    if not isinstance(archived, bool):
+        raise bad(f"archived must be true or false, got {archived!r}")
+    try:
+        message = Message.from_json(value["message"])
+    except (TypeError, ValueError) as exc:
+        raise bad(f"invalid message: {exc}") from None
+    if message.timestamp is None:
+        raise bad("message has no timestamp (exports always carry one)")
+    return session_id, StoredMessage(message, archived)
+
+
+def _metadata_record(
+    value: dict[str, Any], bad: Callable[[str], TransferError]
+) -> tuple[str, str, dict[str, Any]]:
+    namespace, key, data = value["namespace"], value["key"], value["data"]
+    try:
+        check_namespace(namespace)
+        check_key(key)
+        encode_metadata(data)
+    except (TypeError, ValueError) as exc:
+        raise bad(f"invalid metadata entry: {exc}") from None
+    return namespace, key, data
+
+
+# ------------------------------------------------------------------------------------------
+# comparing what a target holds with what would be written
+# ------------------------------------------------------------------------------------------
+
+
+def plan_session(
+    wanted: Sequence[StoredMessage], existing: Sequence[StoredMessage], replace: bool
+) -> Plan:
+    """What to do with one session: see the module docstring."""
+    if not existing:
+        return "copy"
+    if len(existing) <= len(wanted) and list(existing) == list(wanted[: len(existing)]):
+        return "skip" if len(existing) == len(wanted) else "append"
+    return "replace" if replace else "conflict"
+
+
+def _conflict_error(what: str, names: Sequence[str], target: str | None) -> TransferError:
+    shown = ", ".join(repr(n) for n in names[:10])
+    more = f" and {len(names) - 10} more" if len(names) > 10 else ""
+    return TransferError(
+        f"{what} {shown}{more} already hold(s) different data in {target or 'the target'!r}; "
+        "nothing was written (use --replace to overwrite them there)"
+    )
+
+
+@attrs.define
+class WriteReport:
+    """What an import or a migration wrote (or found already there)."""
+
+    sessions_written: int = 0
+    sessions_skipped: int = 0
+    messages_written: int = 0
+    metadata_written: int = 0
+    metadata_skipped: int = 0
+    changed_sessions: list[str] = attrs.field(factory=list)
+
+
+async def _write_session(
+    target: Any, session_id: str, wanted: Sequence[StoredMessage], plan: Plan,
+    existing_count: int, report: WriteReport,
+) -> None:
+    if plan == "skip":
+        report.sessions_skipped += 1
+        return
+    if plan == "conflict":  # refused before anything was written; never reached
+        raise TransferError(f"session {session_id!r} conflicts")
+    records = list(wanted)
+    if plan == "replace":
+        await target.clear_session(session_id)
+    elif plan == "append":
+        records = records[existing_count:]
+    written = await _call(target, "import_messages")(session_id, records)
+    report.sessions_written += 1
+    report.messages_written += int(written)
+    report.changed_sessions.append(session_id)
+
+
+async def _plan_metadata(
+    target: Any, wanted: dict[tuple[str, str], dict[str, Any]], replace: bool
+) -> tuple[list[Put], int, list[str]]:
+    """Puts to write, entries already equal, conflicting ``namespace/key`` names."""
+    puts: list[Put] = []
+    same = 0
+    conflicts: list[str] = []
+    by_namespace: dict[str, dict[str, dict[str, Any]]] = {}
+    for (namespace, key), data in wanted.items():
+        by_namespace.setdefault(namespace, {})[key] = data
+    for namespace, entries in by_namespace.items():
+        current = {e.key: e.data for e in await target.list_metadata(namespace)}
+        for key, data in entries.items():
+            if key not in current:
+                puts.append(Put(namespace, key, data))
+            elif current[key] == data:
+                same += 1
+            elif replace:
+                puts.append(Put(namespace, key, data))
+            else:
+                conflicts.append(f"{namespace}/{key}")
+    return puts, same, conflicts
+
+
+async def _commit_puts(target: Any, puts: Sequence[Put]) -> None:
+    for start in range(0, len(puts), METADATA_BATCH):
+        await target.commit_metadata(puts[start : start + METADATA_BATCH])
+
+
+# ------------------------------------------------------------------------------------------
+# export
+# ------------------------------------------------------------------------------------------
+
+
+@attrs.define
+class ExportReport:
+    sessions: int = 0
+    messages: int = 0
+    metadata: int = 0
+    #: ``namespace/key`` of entries that could not be read (corrupt data) and were left out
+    unreadable: list[str] = attrs.field(factory=list)
+
+
+async def read_metadata(
+    service: Any, namespaces: Iterable[str], unreadable: list[str] | None = None
+) -> dict[tuple[str, str], dict[str, Any]]:
+    """Every readable metadata entry of ``namespaces``; unreadable keys go to ``unreadable``."""
+    entries: dict[tuple[str, str], dict[str, Any]] = {}
+    for namespace in namespaces:
+        readable = await service.list_metadata(namespace)
+        for entry in readable:
+            entries[(namespace, entry.key)] = entry.data
+        if unreadable is not None and hasattr(service, "list_metadata_keys"):
+            seen = {entry.key for entry in readable}
+            keys = await _call(service, "list_metadata_keys")(namespace)
+            unreadable.extend(f"{namespace}/{key}" for key in keys if key not in seen)
+    return entries
+
+
+async def export_lines(
+    service: Any, provider: str | None, session_id: str | None
+) -> tuple[Iterator[str], ExportReport]:
+    """Collect an export of one session (messages only) or of everything (with metadata)."""
+    report = ExportReport()
+    scope = "all" if session_id is None else "session"
+    lines = [dumps(header(provider, scope))]
+    if session_id is None:
+        require(service, provider, ["list_sessions", "export_session", "list_namespaces"],
+                "export")
+        infos: list[SessionInfo] = await _call(service, "list_sessions")()
+        session_ids = [info.session_id for info in infos]
+    else:
+        require(service, provider, ["export_session"], "export")
+        session_ids = [session_id]
+    for sid in session_ids:
+        records: list[StoredMessage] = await _call(service, "export_session")(sid)
+        if not records and session_id is not None:
+            raise TransferError(
+                f"session {sid!r} has no messages in {provider!r} (`aalis sessions` lists them)"
+            )
+        report.sessions += 1
+        report.messages += len(records)
+        lines.extend(dumps(message_line(sid, record)) for record in records)
+    if session_id is None:
+        namespaces: list[str] = await _call(service, "list_namespaces")()
+        entries = await read_metadata(service, namespaces, report.unreadable)
+        report.metadata = len(entries)
+        lines.extend(dumps(metadata_line(ns, key, data)) for (ns, key), data in entries.items())
+    return iter(lines), report
+
+
+def write_atomically(path: Path, lines: Iterable[str]) -> None:
+    """Write ``lines`` to ``path`` through a temporary file, so a failure leaves no half file."""
+    directory = path.resolve().parent
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as out:
+            for line in lines:
+                out.write(line + "\n")
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+async def export_command_impl(session_id: str | None, output: Path | None) -> ExportReport:
+    from aalis_core.cli import open_host
+
+    async with open_host() as host:
+        handle = host.capability(memory)
+        lines, report = await export_lines(handle.use, handle.provider, session_id)
+    if output is None:
+        out: IO[str] = sys.stdout
+        for line in lines:
+            out.write(line + "\n")
+        out.flush()
+    else:
+        write_atomically(output, lines)
+    return report
+
+
+# ------------------------------------------------------------------------------------------
+# import
+# ------------------------------------------------------------------------------------------
+
+
+def read_export_file(path: Path) -> ExportFile:
+    """Parse the file at ``path`` (``-`` reads stdin)."""
+    if str(path) == "-":
+        return parse_export(sys.stdin, "<stdin>")
+    try:
+        with path.open(encoding="utf-8") as stream:
+            return parse_export(stream, str(path))
+    except UnicodeDecodeError as exc:
+        raise TransferError(f"{path}: not UTF-8 text ({exc.reason})") from None
+    except OSError as exc:
+        raise TransferError(f"cannot read {path}: {exc.strerror or exc}") from None
+
+
+async def import_into(
+    host: Host | None, target: Any, provider: str | None, parsed: ExportFile, replace: bool
+) -> WriteReport:
+    """Write ``parsed`` into ``target`` after checking every session and key first."""
+    needed = ["export_session", "import_messages"] if parsed.sessions else []
+    require(target, provider, needed, "import")
+    plans: dict[str, tuple[Plan, int]] = {}
+    conflicts: list[str] = []
+    for sid, wanted in parsed.sessions.items():
+        existing: list[StoredMessage] = await _call(target, "export_session")(sid)
+        plan = plan_session(wanted, existing, replace)
+        plans[sid] = (plan, len(existing))
+        if plan == "conflict":
+            conflicts.append(sid)
+    if conflicts:
+        raise _conflict_error("session(s)", conflicts, provider)
+    puts, same, meta_conflicts = await _plan_metadata(target, parsed.metadata, replace)
+    if meta_conflicts:
+        raise _conflict_error("metadata", meta_conflicts, provider)
+
+    report = WriteReport(metadata_skipped=same)
+    for sid, wanted in parsed.sessions.items():
+        plan, count = plans[sid]
+        await _write_session(target, sid, wanted, plan, count, report)
+    await _commit_puts(target, puts)
+    report.metadata_written = len(puts)
+    if host is not None:
+        for sid in report.changed_sessions:
+            await host.emit("history_changed", session_id=sid)
+    return report
+
+
+async def import_command_impl(path: Path, replace: bool) -> tuple[WriteReport, str | None]:
+    from aalis_core.cli import open_host
+
+    parsed = read_export_file(path)  # the whole file is checked before the host starts
+    async with open_host() as host:
+        handle = host.capability(memory)
+        report = await import_into(host, handle.use, handle.provider, parsed, replace)
+        return report, handle.provider
+
+
+# ------------------------------------------------------------------------------------------
+# migrate
+# ------------------------------------------------------------------------------------------
+
+
+@attrs.define
+class MigrateReport(WriteReport):
+    source: str | None = None
+    target: str | None = None
+    sessions: int = 0
+    messages: int = 0
+    archived: int = 0
+    metadata: int = 0
+    namespaces: int = 0
+    unreadable: list[str] = attrs.field(factory=list)
+
+
+ProgressFn = Callable[[int], None]
+
+
+async def migrate_between(
+    source: Any,
+    source_name: str | None,
+    target: Any,
+    target_name: str | None,
+    *,
+    replace: bool = False,
+    progress: ProgressFn | None = None,
+) -> MigrateReport:
+    """Copy every session (archived flags, order) and every metadata namespace, then verify.
+
+    Sessions the target already holds are compared first (``plan_session``); a conflict
+    stops the migration before anything is written. ``progress(n)`` is called with the
+    number of source messages handled after each session. No ``history_changed`` is
+    emitted: events name no provider, and the sessions consumers are bound to (the
+    source's) did not change.
+    """
+    require(source, source_name, ["list_sessions", "export_session", "list_namespaces"],
+            "migrate")
+    require(target, target_name,
+            ["list_sessions", "export_session", "import_messages", "clear_session"], "migrate")
+    report = MigrateReport(source=source_name, target=target_name)
+    infos: list[SessionInfo] = await _call(source, "list_sessions")()
+    on_target = {i.session_id: i for i in await _call(target, "list_sessions")()}
+
+    # 1. look before writing: only sessions the target already has need a comparison
+    plans: dict[str, tuple[Plan, int]] = {}
+    conflicts: list[str] = []
+    for info in infos:
+        there = on_target.get(info.session_id)
+        if there is None or there.active + there.archived == 0:
+            continue
+        wanted = await _call(source, "export_session")(info.session_id)
+        existing = await _call(target, "export_session")(info.session_id)
+        plan = plan_session(wanted, existing, replace)
+        plans[info.session_id] = (plan, len(existing))
+        if plan == "conflict":
+            conflicts.append(info.session_id)
+    if conflicts:
+        raise _conflict_error("session(s)", conflicts, target_name)
+    namespaces: list[str] = await _call(source, "list_namespaces")()
+    entries = await read_metadata(source, namespaces, report.unreadable)
+    puts, same, meta_conflicts = await _plan_metadata(target, entries, replace)
+    if meta_conflicts:
+        raise _conflict_error("metadata", meta_conflicts, target_name)
+
+    # 2. copy, session by session (each import is one write on the target)
+    copied: dict[str, tuple[int, int]] = {}
+    report.metadata_skipped = same
+    for info in infos:
+        sid = info.session_id
+        records: list[StoredMessage] = await _call(source, "export_session")(sid)
+        plan, count = plans.get(sid, ("copy", 0))
+        if plan != "copy":  # re-plan on what was read now: the source may have grown
+            existing = await _call(target, "export_session")(sid)
+            plan, count = plan_session(records, existing, replace), len(existing)
+            if plan == "conflict":
+                raise _conflict_error("session(s)", [sid], target_name)
+        await _write_session(target, sid, records, plan, count, report)
+        archived = sum(1 for r in records if r.archived)
+        copied[sid] = (len(records) - archived, archived)
+        report.sessions += 1
+        report.messages += len(records)
+        report.archived += archived
+        if progress is not None:
+            progress(len(records))
+    await _commit_puts(target, puts)
+    report.metadata_written = len(puts)
+    report.metadata = len(entries)
+    report.namespaces = len({ns for ns, _ in entries})
+
+    # 3. verify: every session's counts and every metadata entry, read back from the target
+    after = {i.session_id: i for i in await _call(target, "list_sessions")()}
+    wrong: list[str] = []
+    for sid, (active, archived) in copied.items():
+        landed_info = after.get(sid)
+        got = (landed_info.active, landed_info.archived) if landed_info else (0, 0)
+        if got != (active, archived):
+            wrong.append(f"session {sid!r}: {got[0]} active/{got[1]} archived, "
+                         f"expected {active}/{archived}")
+    landed = await read_metadata(target, sorted({ns for ns, _ in entries}))
+    wrong.extend(
+        f"metadata {ns}/{key}" for (ns, key), data in entries.items()
+        if landed.get((ns, key)) != data
+    )
+    if wrong:
+        shown = "; ".join(wrong[:5]) + (f" and {len(wrong) - 5} more" if len(wrong) > 5 else "")
+        raise TransferError(f"verification failed on {target_name!r}: {shown}")
+    return report
+
+
+async def migrate_command_impl(
+    to: str, from_: str | None, replace: bool, show_progress: bool
+) -> MigrateReport:
+    from aalis_core.cli import open_host
+
+    async with open_host() as host:
+        source_handle = (
+            host.capability(memory) if from_ is None else host.capability(memory, provider=from_)
+        )
+        target_handle = host.capability(memory, provider=to)
+        active = ", ".join(host.providers(memory)) or "none"
+        if not source_handle.present:
+            which = repr(from_) if from_ else "the configured provider"
+            raise TransferError(
+                f"source memory provider {which} is not active (active providers: {active})"
+            )
+        if not target_handle.present:
+            raise TransferError(
+                f"target memory provider {to!r} is not active (active providers: {active}); "
+                f"configure it in [plugins.{to}]"
+            )
+        if source_handle.provider == target_handle.provider:
+            raise TransferError(f"source and target are the same provider {to!r}")
+        source, target = source_handle.use, target_handle.use
+        require(source, source_handle.provider,
+                ["list_sessions", "export_session", "list_namespaces"], "migrate")
+        if not show_progress:
+            return await migrate_between(
+                source, source_handle.provider, target, target_handle.provider, replace=replace
+            )
+        infos: list[SessionInfo] = await _call(source, "list_sessions")()
+        with click.progressbar(
+            length=sum(i.active + i.archived for i in infos),
+            label=f"Migrating {source_handle.provider} -> {target_handle.provider}",
+            file=sys.stderr,
+            show_pos=True,
+        ) as bar:
+            return await migrate_between(
+                source, source_handle.provider, target, target_handle.provider,
+                replace=replace, progress=bar.update,
+            )
+
+
+# ------------------------------------------------------------------------------------------
+# the commands
+# ------------------------------------------------------------------------------------------
+
+
+def _plural(count: int, word: str, many: str | None = None) -> str:
+    return f"{count} {word if count == 1 else (many or word + 's')}"
+
+
+@click.command("export")
+@click.argument("session_id", metavar="SESSION", required=False)
+@click.option("--all", "all_", is_flag=True, help="Every session, and all metadata.")
+@click.option(
+    "-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
+    help="Write to FILE (atomically) instead of stdout.",
+)
+def export_command(session_id: str | None, all_: bool, output: Path | None) -> None:
+    """Export SESSION's messages, or --all sessions and metadata, as JSON lines.
+
+    The first line is a header with the format version; then one line per message
+    {"session_id", "archived", "message"} in history order and, with --all, one line per
+    metadata entry {"namespace", "key", "data"}.
+    """
+    from aalis_core.cli import run_async
+
+    if (session_id is None) == (not all_):
+        raise click.UsageError("give either SESSION or --all")
+    report = run_async(export_command_impl(None if all_ else session_id, output))
+    summary = (
+        f"Exported {_plural(report.messages, 'message')} of {_plural(report.sessions, 'session')}"
+        + (f" and {_plural(report.metadata, 'metadata entry', 'metadata entries')}"
+           if all_ else "")
+        + (f" to {output}" if output is not None else "")
+        + "."
+    )
+    click.echo(summary, err=True)
+    if report.unreadable:
+        click.echo(
+            f"Skipped {len(report.unreadable)} unreadable metadata entries: "
+            + ", ".join(report.unreadable[:10]),
+            err=True,
+        )
+
+
+@click.command("import")
+@click.argument("file", type=click.Path(dir_okay=False, path_type=Path, allow_dash=True))
+@click.option(
+    "--replace", is_flag=True,
+    help="Overwrite sessions and metadata keys that hold different data (default: refuse).",
+)
+def import_command(file: Path, replace: bool) -> None:
+    """Import an export FILE (JSON lines; - reads stdin) into the configured memory.
+
+    Safe to re-run: sessions already imported are skipped, a session holding the start of
+    the file's records gets the rest appended, and anything else is refused unless
+    --replace is given. The whole file is checked before anything is written.
+    """
+    from aalis_core.cli import run_async
+
+    report, provider = run_async(import_command_impl(file, replace))
+    click.echo(
+        f"Imported {_plural(report.messages_written, 'message')} into "
+        f"{_plural(report.sessions_written, 'session')} of {provider} "
+        f"({report.sessions_skipped} already present); "
+        f"{report.metadata_written} metadata entries written "
+        f"({report.metadata_skipped} unchanged)."
+    )
+
+
+@click.command("migrate")
+@click.option("--to", "to", required=True, metavar="PROVIDER",
+              help="The memory provider plugin to copy into (it must be active).")
+@click.option("--from", "from_", metavar="PROVIDER",
+              help="Copy from this provider instead of the configured one.")
+@click.option("--replace", is_flag=True,
+              help="Overwrite sessions and metadata keys that hold different data on the target.")
+@click.option("--progress/--no-progress", default=True, show_default=True,
+              help="Show a progress bar on stderr.")
+def migrate_command(to: str, from_: str | None, replace: bool, progress: bool) -> None:
+    """Copy every session and metadata namespace to another memory provider.
+
+    Archived flags, timestamps and order are kept; counts are verified at the end. An
+    interrupted migration can simply be run again: finished sessions are skipped and a
+    partly copied one is completed.
+    """
+    from aalis_core.cli import run_async
+
+    report = run_async(migrate_command_impl(to, from_, replace, progress))
+    click.echo(
+        f"Migrated {report.source} -> {report.target}: "
+        f"{_plural(report.sessions, 'session')} ({report.messages} messages, "
+        f"{report.archived} archived; {report.sessions_written} written, "
+        f"{report.sessions_skipped} already there), "
+        f"{report.metadata} metadata entries in {report.namespaces} namespaces "
+        f"({report.metadata_written} written); verified."
+    )
+    if report.unreadable:
+        click.echo(
+            f"Skipped {len(report.unreadable)} unreadable metadata entries: "
+            + ", ".join(report.unreadable[:10]),
+            err=True,
+        )
+
+
+def register(cli: click.Group) -> None:
+    """Add ``export``, ``import`` and ``migrate`` to the ``aalis`` group."""
+    cli.add_command(export_command)
+    cli.add_command(import_command)
+    cli.add_command(migrate_command)
+
+
+__all__ = [
+    "FORMAT",
+    "FORMAT_VERSION",
+    "ExportFile",
+    "ExportReport",
+    "MigrateReport",
+    "TransferError",
+    "WriteReport",
+    "export_command",
+    "export_lines",
+    "import_command",
+    "import_into",
+    "migrate_between",
+    "migrate_command",
+    "parse_export",
+    "plan_session",
+    "register",
+]

@@ -1,0 +1,101 @@
+"""The conformance kit: one pytest suite every ``MemoryService`` backend must pass.
+
+Subclass ``MemoryServiceConformance`` in your backend's tests and override the ``memory``
+fixture with an async fixture that yields a fresh, empty store::
+
+    import pytest_asyncio
+    from aalis_api_memory.testing import MemoryServiceConformance
+
+    class TestMyBackend(MemoryServiceConformance):
+        @pytest_asyncio.fixture
+        async def memory(self):
+            store = MyBackend(...)
+            yield store
+            await store.close()
+
+        # optional: lets the kit check how unreadable metadata entries are handled
+        def corrupt_metadata(self, memory, namespace, key, raw_text):
+            memory.write_raw_row(namespace, key, raw_text)
+
+Every test is marked ``pytest.mark.asyncio``, so the kit runs under pytest-asyncio's strict
+mode as well as ``asyncio_mode = "auto"``. Optional methods (``OPTIONAL_METHODS``) are
+detected with ``hasattr`` on the store; their tests skip with a reason when absent. The
+store may expose ``range_query_limit`` / ``cross_session_max_limit`` attributes (defaults
+500 / 1000), which the kit reads. Install with ``pip install aalis-api-memory[testing]``.
+
+The mixins are public too, for a backend that wants to run one area on its own.
+"""
+
+import pytest
+
+# The kit's asserts live outside test files; have pytest rewrite them for useful failures.
+pytest.register_assert_rewrite(
+    "aalis_api_memory.testing._support",
+    "aalis_api_memory.testing.archive",
+    "aalis_api_memory.testing.bad_input",
+    "aalis_api_memory.testing.clear",
+    "aalis_api_memory.testing.concurrency",
+    "aalis_api_memory.testing.extensions",
+    "aalis_api_memory.testing.history",
+    "aalis_api_memory.testing.hostile",
+    "aalis_api_memory.testing.metadata",
+    "aalis_api_memory.testing.model",
+    "aalis_api_memory.testing.queries",
+    "aalis_api_memory.testing.rewrite",
+)
+
+from aalis_api_memory.testing._base import ConformanceBase  # noqa: E402
+from aalis_api_memory.testing.archive import ArchiveConformance  # noqa: E402
+from aalis_api_memory.testing.bad_input import BadInputConformance  # noqa: E402
+from aalis_api_memory.testing.clear import ClearConformance  # noqa: E402
+from aalis_api_memory.testing.concurrency import ConcurrencyConformance  # noqa: E402
+from aalis_api_memory.testing.extensions import ExtensionsConformance  # noqa: E402
+from aalis_api_memory.testing.history import HistoryConformance  # noqa: E402
+from aalis_api_memory.testing.hostile import HostileInputConformance  # noqa: E402
+from aalis_api_memory.testing.metadata import MetadataConformance  # noqa: E402
+from aalis_api_memory.testing.model import ModelConformance  # noqa: E402
+from aalis_api_memory.testing.queries import (  # noqa: E402
+    CrossSessionConformance,
+    RangeQueryConformance,
+)
+from aalis_api_memory.testing.rewrite import (  # noqa: E402
+    DeleteByTimestampConformance,
+    UpdateContentConformance,
+)
+
+
+class MemoryServiceConformance(
+    HistoryConformance,
+    ArchiveConformance,
+    ClearConformance,
+    RangeQueryConformance,
+    CrossSessionConformance,
+    UpdateContentConformance,
+    DeleteByTimestampConformance,
+    MetadataConformance,
+    ConcurrencyConformance,
+    BadInputConformance,
+    HostileInputConformance,
+    ExtensionsConformance,
+    ModelConformance,
+):
+    """Every rule of SPEC §4 and the extensions; subclass it and override ``memory``."""
+
+
+__all__ = [
+    "ArchiveConformance",
+    "BadInputConformance",
+    "ClearConformance",
+    "ConcurrencyConformance",
+    "ConformanceBase",
+    "CrossSessionConformance",
+    "DeleteByTimestampConformance",
+    "ExtensionsConformance",
+    "HistoryConformance",
+    "HostileInputConformance",
+    "MemoryServiceConformance",
+    "MetadataConformance",
+    "ModelConformance",
+    "RangeQueryConformance",
+    "UpdateContentConformance",
+]

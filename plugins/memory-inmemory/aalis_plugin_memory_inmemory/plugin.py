@@ -1,0 +1,64 @@
+"""The ``memory-inmemory`` plugin: provides ``memory`` from process memory, at the lowest rank.
+
+Priority -100 makes it the store of last resort: any persistent backend that is active wins
+an unpinned handle, so conversations never land here by accident when a database is
+configured. It is what tests and throwaway sessions pin explicitly.
+"""
+
+from __future__ import annotations
+
+import attrs
+from aalis_api_memory import ClearType, TextRef, memory
+from aalis_api_memory.validation import (
+    DEFAULT_CROSS_SESSION_MAX_LIMIT,
+    DEFAULT_RANGE_QUERY_LIMIT,
+)
+
+from aalis_core.context import PluginContext
+from aalis_core.markers import hookimpl
+from aalis_core.plugin import Plugin
+from aalis_plugin_memory_inmemory.store import InMemoryMemory
+
+PRIORITY = -100
+
+_positive_int = [attrs.validators.instance_of(int), attrs.validators.gt(0)]
+
+
+@attrs.frozen(kw_only=True)
+class InMemoryConfig:
+    """``[plugins.memory-inmemory]``: the query caps of SPEC §4."""
+
+    range_query_limit: int = attrs.field(default=DEFAULT_RANGE_QUERY_LIMIT, validator=_positive_int)
+    cross_session_max_limit: int = attrs.field(
+        default=DEFAULT_CROSS_SESSION_MAX_LIMIT, validator=_positive_int
+    )
+
+
+class MemoryInmemory(Plugin):
+    """Provides an ``InMemoryMemory`` and clears its history as clear type ``context``."""
+
+    name = "memory-inmemory"
+    provides = (memory,)
+    Config = InMemoryConfig
+
+    def __init__(self) -> None:
+        self.store: InMemoryMemory | None = None
+
+    async def start(self, ctx: PluginContext) -> None:
+        config: InMemoryConfig = ctx.config if ctx.config is not None else InMemoryConfig()
+        self.store = InMemoryMemory(
+            range_query_limit=config.range_query_limit,
+            cross_session_max_limit=config.cross_session_max_limit,
+            logger=ctx.logger,
+        )
+        ctx.provide(memory, self.store, priority=PRIORITY)
+
+    async def stop(self) -> None:
+        self.store = None
+
+    @hookimpl
+    def memory_clear_types(self) -> list[ClearType]:
+        return [ClearType("context", TextRef("memory.clear.context", "Conversation history"))]
+
+
+__all__ = ["PRIORITY", "InMemoryConfig", "MemoryInmemory"]

@@ -1,0 +1,27 @@
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest_asyncio
+from aalis_api_memory import HeldMemory
+from aalis_api_memory.testing import MemoryServiceConformance
+from aalis_plugin_memory_inmemory import InMemoryMemory
+
+
+class TestInMemoryConformance(MemoryServiceConformance):
+    @pytest_asyncio.fixture
+    async def memory(self) -> AsyncIterator[InMemoryMemory]:
+        yield InMemoryMemory()
+
+    def corrupt_metadata(self, memory: Any, namespace: str, key: str, raw_text: str) -> None:
+        memory.put_raw_metadata(namespace, key, raw_text)
+
+
+class TestThroughHeldMemory(MemoryServiceConformance):
+    """The adapter every provider is wrapped in must be transparent to the whole contract."""
+
+    @pytest_asyncio.fixture
+    async def memory(self) -> AsyncIterator[HeldMemory]:
+        yield HeldMemory(InMemoryMemory())
+
+    def corrupt_metadata(self, memory: Any, namespace: str, key: str, raw_text: str) -> None:
+        memory.inner.put_raw_metadata(namespace, key, raw_text)
