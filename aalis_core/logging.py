@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 import sys
 from collections.abc import Mapping, MutableMapping
-from typing import IO, TYPE_CHECKING, Any, Literal
+from typing import IO, TYPE_CHECKING, Any, Literal, cast
 
 if TYPE_CHECKING:
     from structlog.typing import FilteringBoundLogger
@@ -175,11 +175,94 @@ def is_configured() -> bool:
     return _configured
 
 
+_structlog_config: Any = None
+
+
+def _current_config() -> Any:
+    """structlog's configuration object (one mutable singleton; looked up once)."""
+    global _structlog_config
+    if _structlog_config is None:
+        from structlog import _config
+
+        _structlog_config = _config._CONFIG
+    return _structlog_config
+
+
+class _CachedLogger:
+    """A bound logger that is built once per structlog configuration.
+
+    structlog's lazy proxy rebuilds the bound logger on every call (tens of microseconds,
+    even for a filtered ``debug``); plugins log on hot paths such as ``save_message``.
+    Caching while the configuration objects stay the same keeps a filtered call at a few
+    microseconds and still follows ``configure_logging`` (or
+    ``structlog.testing.capture_logs``) done afterwards.
+    """
+
+    __slots__ = ("_bound", "_context", "_key")
+
+    def __init__(self, context: dict[str, Any]) -> None:
+        self._context = context
+        self._bound: Any = None
+        self._key: tuple[Any, ...] = ()
+
+    def _logger(self) -> Any:
+        cfg = _current_config()
+        key = self._key
+        if (
+            self._bound is None
+            or key[0] is not cfg.default_processors
+            or key[1] is not cfg.default_wrapper_class
+            or key[2] is not cfg.logger_factory
+            or key[3] is not cfg.default_context_class
+        ):
+            import structlog
+
+            self._key = (
+                cfg.default_processors,
+                cfg.default_wrapper_class,
+                cfg.logger_factory,
+                cfg.default_context_class,
+            )
+            self._bound = structlog.get_logger().bind(**self._context)
+        return self._bound
+
+    # The usual methods are spelled out: ``__getattr__`` alone costs a failed lookup per call.
+    def debug(self, event: str | None = None, *args: Any, **kw: Any) -> Any:
+        return self._logger().debug(event, *args, **kw)
+
+    def info(self, event: str | None = None, *args: Any, **kw: Any) -> Any:
+        return self._logger().info(event, *args, **kw)
+
+    def warning(self, event: str | None = None, *args: Any, **kw: Any) -> Any:
+        return self._logger().warning(event, *args, **kw)
+
+    warn = warning
+
+    def error(self, event: str | None = None, *args: Any, **kw: Any) -> Any:
+        return self._logger().error(event, *args, **kw)
+
+    def exception(self, event: str | None = None, *args: Any, **kw: Any) -> Any:
+        return self._logger().exception(event, *args, **kw)
+
+    def critical(self, event: str | None = None, *args: Any, **kw: Any) -> Any:
+        return self._logger().critical(event, *args, **kw)
+
+    def bind(self, **new_values: Any) -> Any:
+        return self._logger().bind(**new_values)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._logger(), name)
+
+    def __repr__(self) -> str:
+        return f"<aalis logger {self._context!r}>"
+
+
 def get_logger(plugin: str | None = None, **context: Any) -> FilteringBoundLogger:
     """Return a structlog logger bound to ``plugin=<name>`` (and any extra context).
 
     Installs the default configuration on first use unless structlog was configured by
     someone else (an embedding application keeps its own chain; see ``redact_processor``).
+    ``bind()`` on it returns a plain structlog bound logger.
     """
     import structlog
 
@@ -187,8 +270,7 @@ def get_logger(plugin: str | None = None, **context: Any) -> FilteringBoundLogge
         configure_logging()
     if plugin is not None:
         context = {"plugin": plugin, **context}
-    logger: FilteringBoundLogger = structlog.get_logger(**context)
-    return logger
+    return cast("FilteringBoundLogger", _CachedLogger(context))
 
 
 __all__ = [
