@@ -28,6 +28,7 @@ from aalis_api_memory.validation import (
     DEFAULT_FULL_HISTORY_LIMIT,
     DEFAULT_HISTORY_LIMIT,
     DEFAULT_RECENT_LIMIT,
+    check_count,
     check_keep,
     check_key,
     check_limit,
@@ -55,13 +56,6 @@ T = TypeVar("T")
 
 class StoreClosed(RuntimeError):
     """The store is not open (never opened, or closed)."""
-
-
-def _check_count(count: object) -> Limit:
-    # archive_span's count has no default: None is a mistake, not "the default".
-    if count is None:
-        raise TypeError("count must be a non-negative int or math.inf, got None")
-    return check_limit(count, 0, "count")
 
 
 class SqliteMemory:
@@ -224,7 +218,7 @@ class SqliteMemory:
 
     async def archive_span(self, session_id: str, count: Limit, keep: Sequence[int] = ()) -> int:
         check_session_id(session_id)
-        checked = _check_count(count)
+        checked = check_count(count)
         positions = check_keep(keep)
         if checked == 0:
             return 0
