@@ -1,0 +1,59 @@
+"""``aalis notes add SESSION TEXT`` and ``aalis notes list SESSION``.
+
+Commands start the host with ``open_host()`` and go through the running plugin instance
+(``host.plugin("notes")``), so they use the memory provider this plugin is bound to, the
+same one its clear middleware works on. ``run_async`` turns any error into one line on
+stderr and exit code 1.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import click
+
+from aalis_core.cli import open_host, run_async
+from aalis_plugin_notes.notes import Note
+
+
+async def _with_notes(session_id: str, text: str | None) -> list[Note]:
+    from aalis_plugin_notes.plugin import NotesPlugin
+
+    async with open_host() as host:
+        plugin = host.plugin("notes")
+        state = next((i.state for i in host.plugins() if i.name == "notes"), None)
+        if not isinstance(plugin, NotesPlugin) or state != "active":
+            raise LookupError(f"the notes plugin is not active (state: {state or 'not loaded'})")
+        notes = plugin.notes()
+        if text is not None:
+            return [await notes.add(session_id, text)]
+        return await notes.list(session_id)
+
+
+@click.group("notes")
+def notes_group() -> None:
+    """Per-session notes (plugin: notes)."""
+
+
+@notes_group.command("add")
+@click.argument("session_id", metavar="SESSION")
+@click.argument("text")
+def add_command(session_id: str, text: str) -> None:
+    """Add a note to SESSION."""
+    run_async(_with_notes(session_id, text))
+    click.echo(f"Noted for {session_id}.")
+
+
+@notes_group.command("list")
+@click.argument("session_id", metavar="SESSION")
+def list_command(session_id: str) -> None:
+    """List SESSION's notes, oldest first."""
+    notes = run_async(_with_notes(session_id, None))
+    if not notes:
+        click.echo(f"No notes for {session_id}.")
+    for note in notes:
+        when = dt.datetime.fromtimestamp(note.at / 1000, tz=dt.UTC).strftime("%Y-%m-%d %H:%M")
+        click.echo(f"{when}  {note.text}")
+
+
+__all__ = ["notes_group"]
