@@ -1,0 +1,106 @@
+"""The ``memory-summary`` plugin: provides ``compression``, takes part in clears, watches
+the events that make a compression stale, and starts automatic compressions."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from aalis_api_llm import llm
+from aalis_api_memory import ClearRequest, ClearType, CompressionUsage, TextRef, compression, memory
+from aalis_schema_message import Message
+
+from aalis_core.markers import hookimpl
+from aalis_core.plugin import Plugin
+from aalis_plugin_memory_summary.config import MemorySummaryConfig
+from aalis_plugin_memory_summary.service import SummaryCompression
+
+if TYPE_CHECKING:
+    from aalis_core.context import PluginContext
+
+
+class MemorySummary(Plugin):
+    """Cumulative summaries of long sessions, by the bound ``llm`` or the extractive method.
+
+    ``memory`` and ``llm`` are *used*, not required: without them the plugin still starts and
+    ``compress`` answers ``unavailable``, so a host without a model keeps running. ``clock``
+    (monotonic seconds) is for tests of the auto-compression back-off.
+    """
+
+    name = "memory-summary"
+    uses: ClassVar[dict[str, Any]] = {"memory": memory, "llm": llm}
+    provides = (compression,)
+    Config: ClassVar[type[MemorySummaryConfig]] = MemorySummaryConfig
+
+    def __init__(self, *, clock: Callable[[], float] | None = None) -> None:
+        self._clock = clock or time.monotonic
+        self.service: SummaryCompression | None = None
+
+    async def start(self, ctx: PluginContext) -> None:
+        config = ctx.config if isinstance(ctx.config, MemorySummaryConfig) else MemorySummaryConfig()
+        self.service = SummaryCompression(
+            memory=ctx.caps.memory,
+            llm=ctx.caps.llm,
+            emit=ctx.emit,
+            logger=ctx.logger,
+            config=config,
+            clock=self._clock,
+            name=self.name,
+        )
+        ctx.provide(compression, self.service)
+
+    async def stop(self) -> None:
+        service, self.service = self.service, None
+        if service is not None:
+            await service.aclose()
+
+    # -- clearing ---------------------------------------------------------------------------
+
+    @hookimpl
+    def memory_clear_types(self) -> list[ClearType]:
+        return [ClearType("summary", TextRef("memory-summary.clear.type", "Conversation summary"))]
+
+    @hookimpl
+    async def memory_clear(
+        self, request: ClearRequest, call_next: Callable[[], Awaitable[None]]
+    ) -> None:
+        if self.service is None:
+            await call_next()
+            return
+        await self.service.on_clear(request, call_next)
+
+    # -- events -----------------------------------------------------------------------------
+
+    @hookimpl
+    def history_changed(self, session_id: str) -> None:
+        if self.service is not None:
+            self.service.note_changed(session_id)
+
+    @hookimpl
+    def memory_messages_deleted(self, session_id: str, timestamps: Sequence[int]) -> None:
+        if self.service is not None:
+            self.service.note_changed(session_id)
+
+    @hookimpl
+    def memory_messages_rewritten(self, session_id: str, messages: Sequence[Message]) -> None:
+        if self.service is not None:
+            self.service.note_changed(session_id)
+
+    @hookimpl
+    async def token_usage(
+        self, session_id: str, platform: str | None, usage: CompressionUsage
+    ) -> None:
+        if self.service is not None:
+            await self.service.on_token_usage(session_id, platform, usage)
+
+    # -- CLI --------------------------------------------------------------------------------
+
+    @hookimpl
+    def register_commands(self, cli: Any) -> None:
+        from aalis_plugin_memory_summary.cli import compress_command
+
+        cli.add_command(compress_command)
+
+
+__all__ = ["MemorySummary"]

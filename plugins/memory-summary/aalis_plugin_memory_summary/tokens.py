@@ -1,0 +1,84 @@
+"""A token estimate that needs no tokenizer.
+
+Compression decisions (the keep caps, the prompt budget) only need the right order of
+magnitude, and a real tokenizer would tie the plugin to one model family. The rule (SPEC §7.3):
+about 1.5 tokens per CJK character (CJK text has no spaces and tokenizers split it finely),
+``ceil(len / 3.5)`` per run of other characters, and 4 per message for the role and framing.
+"""
+
+from __future__ import annotations
+
+import math
+
+from aalis_schema_message import Message
+
+#: Tokens added per message for role, separators and framing.
+MESSAGE_OVERHEAD = 4
+CJK_WEIGHT = 1.5
+OTHER_CHARS_PER_TOKEN = 3.5
+
+# Unified ideographs and extensions, compatibility ideographs, kana, hangul, CJK symbols and
+# punctuation, and full-width forms: the scripts tokenizers split about one token per char.
+_CJK_RANGES: tuple[tuple[int, int], ...] = (
+    (0x1100, 0x11FF),  # Hangul Jamo
+    (0x2E80, 0x2FDF),  # CJK radicals, Kangxi radicals
+    (0x3000, 0x303F),  # CJK symbols and punctuation
+    (0x3040, 0x30FF),  # Hiragana, Katakana
+    (0x3100, 0x312F),  # Bopomofo
+    (0x3130, 0x318F),  # Hangul compatibility Jamo
+    (0x31F0, 0x31FF),  # Katakana phonetic extensions
+    (0x3400, 0x4DBF),  # CJK extension A
+    (0x4E00, 0x9FFF),  # CJK unified ideographs
+    (0xAC00, 0xD7AF),  # Hangul syllables
+    (0xF900, 0xFAFF),  # CJK compatibility ideographs
+    (0xFF00, 0xFFEF),  # half-width and full-width forms
+    (0x20000, 0x2FA1F),  # CJK extensions B-F, compatibility supplement
+)
+
+
+def is_cjk(char: str) -> bool:
+    code = ord(char)
+    return any(low <= code <= high for low, high in _CJK_RANGES)
+
+
+def estimate_text_tokens(text: str) -> int:
+    """Tokens of ``text`` alone (no message overhead)."""
+    if not text:
+        return 0
+    cjk = 0
+    total = 0
+    run = 0
+    for char in text:
+        if is_cjk(char):
+            cjk += 1
+            if run:
+                total += math.ceil(run / OTHER_CHARS_PER_TOKEN)
+                run = 0
+        else:
+            run += 1
+    if run:
+        total += math.ceil(run / OTHER_CHARS_PER_TOKEN)
+    return total + math.ceil(cjk * CJK_WEIGHT)
+
+
+def model_text(message: Message) -> str:
+    """What of ``message`` a model reads: the content and any tool calls."""
+    parts = [message.content or ""]
+    for call in message.tool_calls or ():
+        parts.append(call.name)
+        parts.append(call.arguments)
+    return " ".join(part for part in parts if part)
+
+
+def estimate_message_tokens(message: Message) -> int:
+    """Tokens of one message as a model sees it, framing included."""
+    return estimate_text_tokens(model_text(message)) + MESSAGE_OVERHEAD
+
+
+__all__ = [
+    "MESSAGE_OVERHEAD",
+    "estimate_message_tokens",
+    "estimate_text_tokens",
+    "is_cjk",
+    "model_text",
+]
