@@ -86,6 +86,7 @@ from aalis_plugin_memory_mongodb.codec import (
     unescape_str,
 )
 from aalis_plugin_memory_mongodb.config import MongoConfig
+from aalis_plugin_memory_mongodb.locking import ReadWriteLock
 from aalis_plugin_memory_mongodb.redaction import Redactor
 
 Document = dict[str, Any]
@@ -115,16 +116,6 @@ def _encode(doc: Mapping[str, Any], what: str) -> RawBSONDocument:
             " per document"
         )
     return RawBSONDocument(raw)
-
-
-def _after(doc: Mapping[str, Any]) -> Document:
-    """The filter "strictly after ``doc`` in (timestamp, seq) order"."""
-    return {
-        "$or": [
-            {"timestamp": {"$gt": doc["timestamp"]}},
-            {"timestamp": doc["timestamp"], "seq": {"$gt": doc["seq"]}},
-        ]
-    }
 
 
 def _count(limit: Limit) -> int:
@@ -167,6 +158,8 @@ class MongoMemory:
         self.range_query_limit = config.range_query_limit
         self.cross_session_max_limit = config.cross_session_max_limit
         self._log = logger if logger is not None else get_logger("memory-mongodb")
+        # Metadata reads through this store never see a commit_metadata batch half-applied.
+        self._batch_lock = ReadWriteLock()
 
     # ---------------------------------------------------------------------------------
     # Life cycle
@@ -282,10 +275,9 @@ class MongoMemory:
         *,
         sort: list[tuple[str, int]],
         limit: int = 0,
-        skip: int = 0,
         projection: Mapping[str, Any] | None = None,
     ) -> list[Document]:
-        cursor = self._messages.find(flt, projection, sort=sort, limit=limit, skip=skip)
+        cursor = self._messages.find(flt, projection, sort=sort, limit=limit)
         return await cursor.to_list()
 
     async def save_message(self, session_id: str, message: Message) -> None:
@@ -303,20 +295,26 @@ class MongoMemory:
         if count == 0:
             return []
         active: Document = {"session_id": escape_str(session_id), "archived": False}
-        flt = active
-        if count != math.inf:
-            # The (limit+1)-th newest conversation message bounds the result; everything
-            # active after it (markers included) is returned.
-            boundary = await self._find(
-                {**active, "kind": {"$nin": _CONTROL}},
-                sort=_REVERSE,
-                skip=int(count),
-                limit=1,
-                projection={"timestamp": 1, "seq": 1},
-            )
-            if boundary:
-                flt = {**active, **_after(boundary[0])}
-        return [self._decode(doc) for doc in await self._find(flt, sort=_ORDER)]
+        if count == math.inf:
+            return [self._decode(doc) for doc in await self._find(active, sort=_ORDER)]
+        # Read the active messages newest first and stop at the (limit+1)-th conversation
+        # message. The read is bounded (limit + a margin for markers), so its cost grows with
+        # the limit, never with the session; in the rare window with more markers than the
+        # margin, it is repeated with a larger bound.
+        fetch = int(count) + 17
+        while True:
+            docs = await self._find(active, sort=_REVERSE, limit=fetch)
+            window: list[Document] = []
+            conversation = 0
+            for doc in docs:
+                if doc.get("kind") not in _CONTROL:
+                    conversation += 1
+                    if conversation > count:
+                        return [self._decode(kept) for kept in reversed(window)]
+                window.append(doc)
+            if len(docs) < fetch:  # the whole active history fits in the window
+                return [self._decode(kept) for kept in reversed(window)]
+            fetch *= 4
 
     async def count_history(self, session_id: str) -> int:
         check_session_id(session_id)
@@ -406,8 +404,9 @@ class MongoMemory:
             "role": {"$in": [escape_str(role) for role in query.effective_roles]},
         }
         kind: Document = {}
-        if query.kinds:
-            kind["$in"] = [escape_str(k) for k in query.kinds]  # excludes kind-less messages
+        if query.kinds is not None:
+            # A whitelist: it excludes kind-less messages, and an empty one matches nothing.
+            kind["$in"] = [escape_str(k) for k in query.kinds]
         if query.exclude_kinds:
             kind["$nin"] = [escape_str(k) for k in query.exclude_kinds]
         if kind:
@@ -562,7 +561,8 @@ class MongoMemory:
     async def get_metadata(self, namespace: str, key: str) -> dict[str, Any] | None:
         check_namespace(namespace)
         check_key(key)
-        doc = await self._metadata.find_one(self._metadata_filter(namespace, key))
+        async with self._batch_lock.reading():
+            doc = await self._metadata.find_one(self._metadata_filter(namespace, key))
         if doc is None:
             return None
         data = self._read_data(doc)
@@ -577,8 +577,10 @@ class MongoMemory:
 
     async def list_metadata(self, namespace: str) -> list[MetadataEntry]:
         check_namespace(namespace)
+        async with self._batch_lock.reading():
+            docs = await self._metadata.find({"namespace": escape_str(namespace)}).to_list()
         entries = []
-        async for doc in self._metadata.find({"namespace": escape_str(namespace)}):
+        for doc in docs:
             data = self._read_data(doc)
             if data is None:
                 continue
@@ -595,8 +597,10 @@ class MongoMemory:
 
     async def list_metadata_keys(self, namespace: str) -> list[str]:
         check_namespace(namespace)
-        cursor = self._metadata.find({"namespace": escape_str(namespace)}, {"key": 1, "_id": 0})
-        return sorted([unescape_str(doc["key"]) async for doc in cursor])
+        async with self._batch_lock.reading():
+            cursor = self._metadata.find({"namespace": escape_str(namespace)}, {"key": 1, "_id": 0})
+            docs = await cursor.to_list()
+        return sorted(unescape_str(doc["key"]) for doc in docs)
 
     async def delete_metadata(self, namespace: str, key: str) -> None:
         check_namespace(namespace)
@@ -617,13 +621,16 @@ class MongoMemory:
             else:
                 writes.append(DeleteOne(flt))
         if writes:
-            await self._metadata.bulk_write(writes, ordered=True)
+            async with self._batch_lock.writing():
+                await self._metadata.bulk_write(writes, ordered=True)
 
     async def list_namespaces(self) -> list[str]:
         # $group rather than distinct(): nx-27017's distinct turns strings such as "1",
         # "false" or "null" into numbers, booleans and None.
-        cursor = await self._metadata.aggregate([{"$group": {"_id": "$namespace"}}])
-        return sorted([unescape_str(row["_id"]) async for row in cursor])
+        async with self._batch_lock.reading():
+            cursor = await self._metadata.aggregate([{"$group": {"_id": "$namespace"}}])
+            rows = await cursor.to_list()
+        return sorted(unescape_str(row["_id"]) for row in rows)
 
 
 def _reason(exc: Exception, redactor: Redactor, limit: int = 300) -> str:

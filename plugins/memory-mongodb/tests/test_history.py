@@ -251,3 +251,14 @@ async def test_import_refuses_bad_records_and_writes_nothing(memory):
     with pytest.raises(TypeError):
         await memory.import_messages("s", [StoredMessage(m("a", 0), archived=1)])
     assert await memory.export_session("s") == []
+
+
+async def test_history_window_wider_than_the_first_read(memory):
+    # 40 markers inside the window: more than the first bounded read covers.
+    await save_all(memory, "s", [m(f"c{i}", i) for i in range(4)])
+    await save_all(memory, "s", [marker(f"mk{i}", 10) for i in range(40)])
+    await memory.save_message("s", m("c4", 20))
+    expected = ["c3", *(f"mk{i}" for i in range(40)), "c4"]
+    assert texts(await memory.get_history("s", 2)) == expected
+    assert texts(await memory.get_history("s", 1)) == expected[1:]
+    assert texts(await memory.get_history("s", 5)) == ["c0", "c1", "c2", *expected]
