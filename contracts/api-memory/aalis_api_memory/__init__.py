@@ -7,7 +7,11 @@ from aalis_api_memory.clearing import (
     ClearType,
     TextRef,
     UnknownClearType,
+    clear_metadata_namespaces,
+    clear_types,
     history_cleared,
+    resolve_types,
+    run_clear,
 )
 from aalis_api_memory.compression import (
     REASON_CODES,
@@ -55,9 +59,13 @@ __all__ = [
     "SummaryRecord",
     "TextRef",
     "UnknownClearType",
+    "clear_metadata_namespaces",
+    "clear_types",
     "compression",
     "compression_due",
     "compression_line",
     "history_cleared",
     "memory",
+    "resolve_types",
+    "run_clear",
 ]

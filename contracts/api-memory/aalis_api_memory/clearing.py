@@ -8,10 +8,14 @@ and decide whether the user's history really went away (``history_cleared``).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from contextlib import AbstractAsyncContextManager, nullcontext
 from typing import Any, Literal
 
 import attrs
+
+from aalis_api_memory.types import Delete
+from aalis_api_memory.validation import check_namespace, check_session_id
 
 Scope = Literal["session", "all"]
 SCOPES: frozenset[str] = frozenset({"session", "all"})
@@ -128,16 +132,233 @@ class UnknownClearType(ValueError):
         super().__init__(f"unknown clear type(s): {', '.join(self.unknown)} (known: {listed})")
 
 
-def history_cleared(request: ClearRequest) -> bool:
+def history_cleared(request: ClearRequest | Sequence[ClearResult]) -> bool:
     """True when the clear covered the history and every ``context`` row succeeded.
 
     A clear that did not ask for ``context``, or that nobody answered for it, did not clear
-    the history, so a caller must not tell the user it did.
+    the history, so a caller must not tell the user it did. Given the rows ``run_clear``
+    returned instead of the request, the row conditions alone decide (a clear that did not
+    cover ``context`` has no ``context`` row).
     """
-    if not request.wants(CONTEXT):
-        return False
-    rows = [row for row in request.results if row.type == CONTEXT]
+    if isinstance(request, ClearRequest):
+        if not request.wants(CONTEXT):
+            return False
+        results: Sequence[ClearResult] = request.results
+    else:
+        results = request
+    rows = [row for row in results if row.type == CONTEXT]
     return bool(rows) and all(row.success for row in rows)
+
+
+def resolve_types(types: Iterable[str] | None) -> list[str] | None:
+    """Apply the aliases: ``history``/``messages`` -> ``context``; ``all`` -> every type.
+
+    Order is kept and duplicates are dropped, so result rows follow what the user typed.
+    """
+    if types is None:
+        return None
+    if isinstance(types, (str, bytes)):
+        raise TypeError("clear types must be a list of str, not a single string")
+    resolved: list[str] = []
+    for item in types:
+        if not isinstance(item, str):
+            raise TypeError(f"clear types must be str, got {item!r}")
+        if item == ALL_TYPES:
+            return None
+        item = ALIASES.get(item, item)
+        if item not in resolved:
+            resolved.append(item)
+    return resolved
+
+
+def clear_types(host: Any) -> list[ClearType]:
+    """Every clear type active plugins contribute, in collection order, one per id."""
+    return [item for _, item in host.collect_contributions("memory_clear_types")]
+
+
+async def run_clear(
+    host: Any,
+    scope: Scope,
+    session_id: str | None = None,
+    types: Iterable[str] | None = None,
+    memory: Any = None,
+) -> list[ClearResult]:
+    """Clear one session (``scope="session"``) or everything (``"all"``); SPEC §5.
+
+    The one initiator of a clear (``aalis clear``, a chat's ``/clear``, a session deletion).
+    ``types`` None means every type; aliases are resolved here and an unknown type raises
+    ``UnknownClearType`` before anything happens. ``memory`` is the handle whose provider
+    holds the history (default: the host's own handle); the cleared sessions are *held*
+    on that provider while the ``memory_clear`` chain runs, so a message saved meanwhile
+    by anyone waits and lands after the clear.
+
+    Returns the result rows: one per participant and type, a failure row
+    (``source="aalis"``) for every explicitly requested type nobody answered, and a
+    failure row (``source=<plugin>``, ``type=None``) for a middleware that raised.
+
+    **[decided]** ``history_changed`` is emitted once the chain is done and only when the
+    history was (at least partly) cleared: for a session scope, for that session; for scope
+    ``all``, once per session the backend listed (``list_sessions``) just before the clear.
+    A backend without ``list_sessions`` gives no session ids to name, so none is emitted.
+    """
+    if scope not in SCOPES:
+        raise ValueError(f"clear scope must be 'session' or 'all', got {scope!r}")
+    if scope == "session":
+        session_id = check_session_id(session_id)
+    elif session_id is not None:
+        raise ValueError("an all-scope clear takes no session_id")
+    wanted = resolve_types(types)
+    if wanted is not None:
+        known = [item.id for item in clear_types(host)]
+        unknown = [item for item in wanted if item not in known]
+        if unknown:
+            raise UnknownClearType(unknown, known)
+
+    handle = host.capability(memory_capability()) if memory is None else memory
+    service = _service(handle)
+    request = ClearRequest(scope=scope, types=wanted, session_id=session_id)
+
+    async def clear_history() -> None:
+        if request.wants(CONTEXT):
+            await _clear_history(service, request)
+
+    def failed(plugin: str, exc: BaseException) -> None:
+        request.report(plugin, False, _error_text(exc))
+
+    before: list[str] = []
+    async with _hold(service, None if scope == "all" else [request.session_id or ""]):
+        if scope == "all" and request.wants(CONTEXT) and _has(service, "list_sessions"):
+            before = [info.session_id for info in await service.list_sessions()]
+        await host.run_middleware("memory_clear", request, clear_history, failed)
+
+    answered = {row.type for row in request.results}
+    for type_id in request.types or ():
+        if type_id not in answered:
+            request.report(
+                "aalis",
+                False,
+                TextRef("aalis.clear.unhandled", f"no enabled plugin handles {type_id}"),
+                type_id,
+            )
+
+    if any(row.type == CONTEXT and row.success for row in request.results):
+        for changed in [session_id] if scope == "session" else before:
+            assert changed is not None
+            await host.emit("history_changed", session_id=changed)
+    return request.results
+
+
+def memory_capability() -> Any:
+    # Imported late: capabilities imports holds, and holds nothing of this module, but
+    # keeping clearing importable without the capability machinery keeps it light.
+    from aalis_api_memory.capabilities import memory
+
+    return memory
+
+
+def _has(service: Any, method: str) -> bool:
+    return service is not None and callable(getattr(service, method, None))
+
+
+def _service(handle: Any) -> Any:
+    """The ``MemoryService`` behind a handle (None when absent), or ``handle`` itself."""
+    if hasattr(handle, "present") and hasattr(handle, "capability"):
+        return handle.use if handle.present else None
+    return handle
+
+
+def _hold(service: Any, session_ids: list[str] | None) -> AbstractAsyncContextManager[Any]:
+    if _has(service, "hold"):
+        held: AbstractAsyncContextManager[Any] = service.hold(session_ids)
+        return held
+    return nullcontext()
+
+
+async def _clear_history(service: Any, request: ClearRequest) -> None:
+    """The innermost action: clear the history and report it as source ``memory``."""
+    if service is None:
+        request.report(
+            "memory",
+            False,
+            TextRef("memory.clear.absent", "no memory backend is active; history not cleared"),
+            CONTEXT,
+        )
+        return
+    try:
+        if request.scope == "session":
+            await service.clear_session(request.session_id)
+            done = TextRef("memory.clear.session", "conversation history cleared")
+        elif _has(service, "clear_all"):
+            await service.clear_all()
+            done = TextRef("memory.clear.all", "every conversation history cleared")
+        elif _has(service, "list_sessions"):
+            for info in await service.list_sessions():
+                await service.clear_session(info.session_id)
+            done = TextRef("memory.clear.all", "every conversation history cleared")
+        else:
+            request.report(
+                "memory",
+                False,
+                TextRef(
+                    "memory.clear.unsupported",
+                    "this memory backend cannot clear all sessions (no clear_all)",
+                ),
+                CONTEXT,
+            )
+            return
+    except Exception as exc:
+        request.report("memory", False, f"clearing the history failed: {_error_text(exc)}", CONTEXT)
+        return
+    request.report("memory", True, done, CONTEXT)
+
+
+def _error_text(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+async def clear_metadata_namespaces(
+    memory: Any, namespaces: Iterable[str], logger: Any
+) -> list[list[str]]:
+    """Delete every entry of ``namespaces`` in ONE ``commit_metadata``; SPEC §5.
+
+    For plugins whose data is cross-session metadata (a clear of scope ``all``). Returns
+    the deleted keys per namespace, in input order. With ``list_metadata_keys`` the
+    unreadable entries go too, and one info line names them (``namespace/key``, the first
+    10 when there are more); without it only readable entries (``list_metadata``) are
+    found, and unreadable ones stay. Nothing to delete means no commit at all.
+    """
+    if isinstance(namespaces, (str, bytes)):
+        raise TypeError("namespaces must be a list of str, not a single string")
+    names = [check_namespace(namespace) for namespace in namespaces]
+    deleted: list[list[str]] = []
+    unreadable: list[str] = []
+    ops: list[Delete] = []
+    for namespace in names:
+        readable = [entry.key for entry in await memory.list_metadata(namespace)]
+        if callable(getattr(memory, "list_metadata_keys", None)):
+            keys = list(await memory.list_metadata_keys(namespace))
+            known = set(readable)
+            unreadable += [f"{namespace}/{key}" for key in keys if key not in known]
+        else:
+            keys = readable
+        deleted.append(keys)
+        ops += [Delete(namespace, key) for key in keys]
+    if ops:
+        await memory.commit_metadata(ops)
+    if unreadable:
+        shown = unreadable[:UNREADABLE_SHOWN]
+        logger.info(
+            "deleted unreadable metadata entries",
+            entries=shown,
+            count=len(unreadable),
+            more=len(unreadable) - len(shown),
+        )
+    return deleted
+
+
+#: How many unreadable entries ``clear_metadata_namespaces`` names in its log line.
+UNREADABLE_SHOWN = 10
 
 
 __all__ = [
@@ -152,5 +373,9 @@ __all__ = [
     "Text",
     "TextRef",
     "UnknownClearType",
+    "clear_metadata_namespaces",
+    "clear_types",
     "history_cleared",
+    "resolve_types",
+    "run_clear",
 ]

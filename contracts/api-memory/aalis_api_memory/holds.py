@@ -17,6 +17,7 @@ import asyncio
 from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from contextlib import asynccontextmanager
+from contextvars import ContextVar
 from typing import Any
 
 from aalis_schema_message import Message
@@ -28,24 +29,21 @@ HELD_WRITES: frozenset[str] = frozenset({"save_message", "import_messages"})
 
 
 class _Hold:
-    """One active hold: the sessions it covers (None: every session) and the task holding."""
+    """One active hold: the sessions it covers (None: every session)."""
 
-    __slots__ = ("owner", "session_ids")
+    __slots__ = ("session_ids",)
 
-    def __init__(self, session_ids: frozenset[str] | None, owner: asyncio.Task[Any] | None) -> None:
+    def __init__(self, session_ids: frozenset[str] | None) -> None:
         self.session_ids = session_ids
-        self.owner = owner
 
     def covers(self, session_id: str) -> bool:
         return self.session_ids is None or session_id in self.session_ids
 
-    def blocks(self, session_id: str, task: asyncio.Task[Any] | None) -> bool:
-        # The holding task's own writes pass: a middleware that writes to the session being
-        # cleared must not wait for its own clear. Any other task (including one the holder
-        # spawned) waits.
-        if self.owner is not None and task is self.owner:
-            return False
-        return self.covers(session_id)
+
+#: The holds entered in the current context. A write made from inside a hold (the clear's
+#: own middleware, and any task it starts: ``wait_for``, ``gather``, a ``TaskGroup``) is
+#: part of the clear and passes: waiting for its own hold would deadlock.
+_OWN_HOLDS: ContextVar[frozenset[_Hold]] = ContextVar("aalis_own_memory_holds", default=frozenset())
 
 
 class HeldMemory:
@@ -54,8 +52,8 @@ class HeldMemory:
     Holds nest and overlap (two clears of one session, or a clear of everything during a
     clear of one session); a session is free once every hold covering it has ended. A hold
     also waits for writes to its sessions that were already under way, so the code inside
-    the hold sees a settled session. Writes made by the task that entered the hold (the
-    clear's own middleware) are not held back by it; writes from every other task are.
+    the hold sees a settled session. Writes made from inside the hold (the clear's own
+    middleware, and tasks it starts) are not held back by it; every other write is.
     """
 
     def __init__(self, inner: Any) -> None:
@@ -97,29 +95,34 @@ class HeldMemory:
         return self._changed
 
     def is_held(self, session_id: str) -> bool:
-        """True while a hold that the current task did not enter covers ``session_id``."""
-        task = asyncio.current_task()
-        return any(hold.blocks(session_id, task) for hold in self._holds)
+        """True while any hold covers ``session_id``."""
+        return any(hold.covers(session_id) for hold in self._holds)
+
+    def _blocked(self, session_id: str) -> bool:
+        own = _OWN_HOLDS.get()
+        return any(hold.covers(session_id) and hold not in own for hold in self._holds)
 
     @asynccontextmanager
     async def hold(self, session_ids: Iterable[str] | None = None) -> AsyncIterator[None]:
         """Hold ``session_ids`` (every session when None) for the duration of the block.
 
         Entering waits for writes to those sessions that already started; writes issued
-        while the block runs (by other tasks) wait and land after it.
+        from outside the block while it runs wait and land after it.
         """
         if isinstance(session_ids, (str, bytes)):
             raise TypeError("session_ids must be an iterable of str or None, not a single string")
         ids = None if session_ids is None else frozenset(check_session_id(s) for s in session_ids)
-        hold = _Hold(ids, asyncio.current_task())
+        hold = _Hold(ids)
         changed = self._condition()
         async with changed:
             self._holds.append(hold)
+        token = _OWN_HOLDS.set(_OWN_HOLDS.get() | {hold})
         try:
             async with changed:
                 await changed.wait_for(lambda: self._settled(hold))
             yield
         finally:
+            _OWN_HOLDS.reset(token)
             async with changed:
                 self._holds.remove(hold)
                 changed.notify_all()
@@ -130,7 +133,7 @@ class HeldMemory:
     async def _wait_and_write(self, session_id: str, write: Callable[[], Awaitable[Any]]) -> Any:
         changed = self._condition()
         async with changed:
-            await changed.wait_for(lambda: not self.is_held(session_id))
+            await changed.wait_for(lambda: not self._blocked(session_id))
             self._writing[session_id] += 1
         try:
             return await write()
