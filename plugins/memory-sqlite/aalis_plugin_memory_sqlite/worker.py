@@ -84,30 +84,6 @@ class Worker:
             self._jobs.put((fn, args, loop, future))
         return future
 
-    def run_sync(self, fn: Callable[..., T], *args: Any, timeout: float | None = None) -> T:
-        """Run ``fn(*args)`` on the worker thread and block until done (no event loop needed)."""
-        done = threading.Event()
-        box: list[Any] = []
-
-        def job() -> None:
-            try:
-                box.append((True, fn(*args)))
-            except BaseException as exc:
-                box.append((False, exc))
-            finally:
-                done.set()
-
-        with self._lock:
-            if self._closed:
-                raise WorkerClosed("the SQLite store is closed")
-            self._jobs.put((_call_and_ignore, (job,), _NoLoop(), None))
-        if not done.wait(timeout):
-            raise TimeoutError("the SQLite worker did not answer in time")
-        ok, value = box[0]
-        if ok:
-            return value  # type: ignore[no-any-return]
-        raise value
-
     def stop(self, final: Callable[[], None] | None = None) -> None:
         """Run ``final`` after every queued job, then end the thread (blocking, idempotent)."""
         with self._lock:
