@@ -1,0 +1,304 @@
+"""Bulk operations: archive_span of 10k messages, commit_metadata of 500 ops, cross-session query.
+
+SQLite (each beside the same operation hand-written with ``sqlite3`` on the same file, measured
+interleaved in one run):
+
+* ``archive_span(sid, 10_000)`` on a session of 20,000 active messages, vs one ``UPDATE ... WHERE
+  seq IN (SELECT ... LIMIT 10000)`` + ``COMMIT``;
+* ``commit_metadata`` of 500 ``Put`` ops in one transaction, vs ``executemany`` of the upsert in
+  one transaction;
+* ``get_recent_messages_across_sessions`` with a platform filter (``limit=50``) over 100k and
+  then 1M messages in 1,000 sessions, for a common platform (10 % of messages) and a rare one
+  (0.1 %), vs the same SQL by hand.
+
+MongoDB, at a smaller size (every call is a round trip to the server; nx-27017 on loopback
+unless ``$AALIS_TEST_MONGODB_URI`` names one): the same three operations, figures only (the
+side-by-side with hand-written pymongo is ``mongodb_vs_pymongo.py``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sqlite3
+import statistics
+import sys
+import time
+import uuid
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _harness import (
+    Report,
+    interleaved,
+    mongodb_server,
+    parse_args,
+    print_table,
+    ratio,
+    run,
+    scratch_dir,
+    sync,
+)
+
+NAME = "bulk_ops"
+BASE_TS = 1_700_000_000_000
+TEXT = "a message of ordinary length, about as long as one sentence of a chat turn would be"
+
+
+def platform_of(i: int) -> str:
+    if i % 1000 == 7:
+        return "rare"
+    return "telegram" if i % 10 == 3 else "cli" if i % 10 < 7 else "web"
+
+
+def message(i: int, archived: bool = False) -> Any:
+    from aalis_api_memory import StoredMessage
+    from aalis_schema_message import Message
+
+    return StoredMessage(
+        Message(
+            role="user" if i % 2 == 0 else "assistant",
+            content=f"{i} {TEXT}",
+            timestamp=BASE_TS + i * 10,
+            metadata={"platform": platform_of(i)},
+        ),
+        archived,
+    )
+
+
+def ops(batch: int, n: int = 500) -> list[Any]:
+    from aalis_api_memory import Put
+
+    return [
+        Put("bench", f"key-{i:04d}", {"batch": batch, "i": i, "text": TEXT, "tags": ["a", "b"], "score": i / 7})
+        for i in range(n)
+    ]
+
+
+async def timed(fn: Callable[[], Awaitable[Any]]) -> float:
+    start = time.perf_counter()
+    await fn()
+    return (time.perf_counter() - start) * 1000
+
+
+# -- SQLite ---------------------------------------------------------------------------------
+
+
+class Hand:
+    """The same operations written by hand with ``sqlite3`` on the memory-sqlite file."""
+
+    def __init__(self, path: Path) -> None:
+        self.conn = sqlite3.connect(path, isolation_level=None)
+        self.conn.execute("PRAGMA synchronous=NORMAL")
+
+    def archive(self, session_id: str, count: int) -> int:
+        self.conn.execute("BEGIN IMMEDIATE")
+        cur = self.conn.execute(
+            "UPDATE messages SET archived = 1 WHERE seq IN (SELECT seq FROM messages"
+            " WHERE session_id = ? AND archived = 0 ORDER BY timestamp, seq LIMIT ?)",
+            (session_id, count),
+        )
+        self.conn.execute("COMMIT")
+        return cur.rowcount
+
+    def commit_metadata(self, batch: list[Any]) -> None:
+        now = int(time.time() * 1000)
+        rows = [(op.namespace, op.key, json.dumps(op.data), now) for op in batch]
+        self.conn.execute("BEGIN IMMEDIATE")
+        self.conn.executemany(
+            "INSERT INTO metadata (namespace, key, data, updated_at) VALUES (?, ?, ?, ?)"
+            " ON CONFLICT (namespace, key) DO UPDATE SET data = excluded.data, updated_at = excluded.updated_at",
+            rows,
+        )
+        self.conn.execute("COMMIT")
+
+    def recent(self, platform: str, limit: int = 50) -> list[tuple[str, dict[str, Any]]]:
+        rows = self.conn.execute(
+            "SELECT session_id, data FROM messages WHERE archived = 0 AND platform = ?"
+            " AND role IN ('user', 'assistant') ORDER BY timestamp DESC, seq DESC LIMIT ?",
+            (platform, limit),
+        ).fetchall()
+        return [(sid, json.loads(data)) for sid, data in reversed(rows)]
+
+
+async def sqlite_part(args: argparse.Namespace, report: Report, workdir: Path) -> list[list[Any]]:
+    from aalis_api_memory import RecentMessagesQuery
+    from aalis_plugin_memory_sqlite import SqliteMemory
+
+    span = 1_000 if args.quick else 10_000
+    reps = 2 if args.quick else 5
+    store = SqliteMemory(workdir / "memory.db")
+    await store.open()
+    hand = Hand(workdir / "memory.db")
+    table: list[list[Any]] = []
+    try:
+        # archive_span
+        ours_ms: list[float] = []
+        hand_ms: list[float] = []
+        for r in range(reps):
+            for who in ("ours", "hand"):
+                await store.import_messages(f"arch-{who}-{r}", [message(i) for i in range(2 * span)])
+            ours_ms.append(await timed(lambda r=r: store.archive_span(f"arch-ours-{r}", span)))  # type: ignore[misc]
+            start = time.perf_counter()
+            assert hand.archive(f"arch-hand-{r}", span) == span
+            hand_ms.append((time.perf_counter() - start) * 1000)
+            assert await store.count_history(f"arch-ours-{r}") == span
+        o, h = statistics.median(ours_ms), statistics.median(hand_ms)
+        report.row(backend="sqlite", operation=f"archive_span({span:,})", median_ms=round(o, 2), hand_written_ms=round(h, 2), vs_hand_written=ratio(o, h), runs=reps)
+        table.append(["sqlite", f"archive_span {span:,} of {2 * span:,}", round(o, 2), round(h, 2), ratio(o, h)])
+
+        # commit_metadata
+        batch_no = 0
+
+        async def ours_commit() -> None:
+            nonlocal batch_no
+            batch_no += 1
+            await store.commit_metadata(ops(batch_no))
+
+        def hand_commit() -> None:
+            hand.commit_metadata(ops(-1))
+
+        stats = await interleaved(
+            {"ours": ours_commit, "hand": sync(hand_commit)}, rounds=3 if args.quick else 10, calls_per_round=2, warmup=1
+        )
+        o, h = stats["ours"]["median_us"] / 1000, stats["hand"]["median_us"] / 1000
+        assert len(await store.list_metadata_keys("bench")) == 500
+        report.row(backend="sqlite", operation="commit_metadata(500 puts)", median_ms=round(o, 2), hand_written_ms=round(h, 2), vs_hand_written=ratio(o, h), runs=stats["ours"]["n"])
+        table.append(["sqlite", "commit_metadata 500 puts", round(o, 2), round(h, 2), ratio(o, h)])
+
+        # cross-session query with a platform filter, as the table grows
+        sizes = [2_000, 20_000] if args.quick else [100_000, 1_000_000]
+        sessions = 100 if args.quick else 1_000
+        loaded = 0
+        for size in sizes:
+            per_session = size // sessions
+            start = time.perf_counter()
+            base = loaded // sessions
+            for s in range(sessions):
+                first = s * 1_000_000 + base
+                # 90 % of each session archived, as in a long-lived deployment.
+                records = [
+                    message(first + j, archived=(base + j) < int(per_session * 0.9))
+                    for j in range(per_session - base)
+                ]
+                await store.import_messages(f"user-{s:04d}", records)
+            loaded = size
+            build_s = time.perf_counter() - start
+            for platform in ("telegram", "rare"):
+                query = RecentMessagesQuery(limit=50, platform=platform)
+                ours_result = await store.get_recent_messages_across_sessions(query)
+                hand_result = hand.recent(platform)
+                assert [r.message.content for r in ours_result] == [d["content"] for _, d in hand_result]
+
+                async def ours_query(q: Any = query) -> Any:
+                    return await store.get_recent_messages_across_sessions(q)
+
+                stats = await interleaved(
+                    {"ours": ours_query, "hand": sync(lambda p=platform: hand.recent(p))},  # type: ignore[misc]
+                    rounds=3 if args.quick else 10,
+                    calls_per_round=5,
+                )
+                o, h = stats["ours"]["median_us"] / 1000, stats["hand"]["median_us"] / 1000
+                label = f"recent across sessions, platform={platform}, {size:,} msgs"
+                report.row(
+                    backend="sqlite", operation=label, median_ms=round(o, 3), hand_written_ms=round(h, 3),
+                    vs_hand_written=ratio(o, h), runs=stats["ours"]["n"], table_messages=size,
+                    matches=len(ours_result), build_s=round(build_s, 1),
+                )
+                table.append(["sqlite", label, round(o, 3), round(h, 3), ratio(o, h)])
+        growth = {}
+        for platform in ("telegram", "rare"):
+            rows = [r for r in report.data["results"] if r["backend"] == "sqlite" and f"platform={platform}" in r["operation"]]
+            growth[platform] = ratio(rows[-1]["median_ms"], rows[0]["median_ms"])
+            report.ratio(f"sqlite_recent_{platform}_{sizes[-1]}_vs_{sizes[0]}", growth[platform])
+    finally:
+        hand.conn.close()
+        await store.close()
+    return table
+
+
+# -- MongoDB --------------------------------------------------------------------------------
+
+
+async def mongodb_part(args: argparse.Namespace, report: Report, workdir: Path) -> list[list[Any]]:
+    from aalis_api_memory import RecentMessagesQuery
+    from aalis_plugin_memory_mongodb.config import MongoConfig
+    from aalis_plugin_memory_mongodb.store import MongoMemory
+
+    table: list[list[Any]] = []
+    async with mongodb_server(workdir) as (uri, server):
+        report.set_server({"sqlite": {"kind": "sqlite3 (in process)", "version": sqlite3.sqlite_version}, "mongodb": server})
+        database = f"bench_{uuid.uuid4().hex[:12]}"
+        store = await MongoMemory.connect(MongoConfig(uri=uri, database=database))
+        try:
+            span = 50 if args.quick else 2_000
+            reps = 2 if args.quick else 3
+            times = []
+            for r in range(reps):
+                await store.import_messages(f"arch-{r}", [message(i) for i in range(2 * span)])
+                times.append(await timed(lambda r=r: store.archive_span(f"arch-{r}", span)))  # type: ignore[misc]
+            o = statistics.median(times)
+            report.row(backend="mongodb", operation=f"archive_span({span:,})", median_ms=round(o, 2), runs=reps)
+            table.append(["mongodb", f"archive_span {span:,} of {2 * span:,}", round(o, 2), None, None])
+
+            n_ops = 50 if args.quick else 500
+            times = [await timed(lambda b=b: store.commit_metadata(ops(b, n_ops))) for b in range(2 if args.quick else 5)]  # type: ignore[misc]
+            o = statistics.median(times)
+            report.row(backend="mongodb", operation=f"commit_metadata({n_ops} puts)", median_ms=round(o, 2), runs=len(times))
+            table.append(["mongodb", f"commit_metadata {n_ops} puts", round(o, 2), None, None])
+
+            size = 500 if args.quick else 20_000
+            sessions = 10 if args.quick else 100
+            per_session = size // sessions
+            for s in range(sessions):
+                await store.import_messages(
+                    f"user-{s:04d}",
+                    [message(s * 1_000_000 + j, archived=j < int(per_session * 0.9)) for j in range(per_session)],
+                )
+            for platform in ("telegram", "rare"):
+                query = RecentMessagesQuery(limit=50, platform=platform)
+                times = [await timed(lambda q=query: store.get_recent_messages_across_sessions(q)) for _ in range(5)]  # type: ignore[misc]
+                o = statistics.median(times)
+                label = f"recent across sessions, platform={platform}, {size:,} msgs"
+                report.row(backend="mongodb", operation=label, median_ms=round(o, 2), runs=len(times), table_messages=size)
+                table.append(["mongodb", label, round(o, 2), None, None])
+        finally:
+            client = store._client
+            await client.drop_database(database)
+            await store.close()
+            await client.close()
+    return table
+
+
+async def main(args: argparse.Namespace) -> None:
+    report = Report(NAME, args, {"quick": args.quick})
+    report.set_server({"sqlite": {"kind": "sqlite3 (in process)", "version": sqlite3.sqlite_version}, "mongodb": None})
+    rows: list[list[Any]] = []
+    with scratch_dir("bulk") as workdir:
+        print("sqlite ...", flush=True)
+        rows += await sqlite_part(args, report, workdir)
+        print("mongodb ...", flush=True)
+        try:
+            rows += await mongodb_part(args, report, workdir)
+        except (RuntimeError, ImportError) as exc:
+            report.note(f"mongodb not measured: {exc}")
+    print_table(
+        "bulk operations, median ms (hand-written sqlite3 on the same file beside memory-sqlite)",
+        ["backend", "operation", "ours ms", "hand-written ms", "ours/hand"],
+        rows,
+    )
+    arch = next(r for r in report.data["results"] if r["backend"] == "sqlite" and r["operation"].startswith("archive_span"))
+    meta = next(r for r in report.data["results"] if r["backend"] == "sqlite" and r["operation"].startswith("commit_metadata"))
+    report.ratio("sqlite_archive_span_vs_hand_written", arch["vs_hand_written"])
+    report.ratio("sqlite_commit_metadata_vs_hand_written", meta["vs_hand_written"])
+    for key in [k for k in report.data["ratios"] if k.startswith("sqlite_recent_")]:
+        value = report.data["ratios"][key]
+        report.target(f"cross-session query flat ({key})", "<= 1.5x", value, None if value is None else value <= 1.5)
+    report.finish()
+
+
+if __name__ == "__main__":
+    run(main, parse_args(NAME, __doc__.splitlines()[0]))
