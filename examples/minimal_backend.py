@@ -95,10 +95,12 @@ class MinimalSqliteMemory:
         timestamp = message.timestamp if message.timestamp is not None else now_ms()
         body = json.dumps(message.with_timestamp(timestamp).to_json())
         control = int(message.kind in CONTROL_KINDS)
-        await self._run(lambda db: db.execute(
-            "INSERT INTO messages (session_id, timestamp, control, body) VALUES (?, ?, ?, ?)",
-            (session_id, timestamp, control, body),
-        ))
+        await self._run(
+            lambda db: db.execute(
+                "INSERT INTO messages (session_id, timestamp, control, body) VALUES (?, ?, ?, ?)",
+                (session_id, timestamp, control, body),
+            )
+        )
 
     async def get_history(self, session_id: str, limit: int | float | None = None) -> list[Message]:
         check_session_id(session_id)
@@ -135,9 +137,9 @@ class MinimalSqliteMemory:
 
     async def clear_session(self, session_id: str) -> None:
         check_session_id(session_id)
-        await self._run(lambda db: db.execute(
-            "DELETE FROM messages WHERE session_id = ?", (session_id,)
-        ))
+        await self._run(
+            lambda db: db.execute("DELETE FROM messages WHERE session_id = ?", (session_id,))
+        )
 
     # -- metadata --------------------------------------------------------------------------
 
@@ -147,17 +149,21 @@ class MinimalSqliteMemory:
     async def get_metadata(self, namespace: str, key: str) -> dict[str, Any] | None:
         check_namespace(namespace)
         check_key(key)
-        row = await self._run(lambda db: db.execute(
-            "SELECT data FROM metadata WHERE namespace = ? AND key = ?", (namespace, key)
-        ).fetchone())
+        row = await self._run(
+            lambda db: db.execute(
+                "SELECT data FROM metadata WHERE namespace = ? AND key = ?", (namespace, key)
+            ).fetchone()
+        )
         return None if row is None else decode_metadata(row[0])
 
     async def list_metadata(self, namespace: str) -> list[MetadataEntry]:
         check_namespace(namespace)
-        rows = await self._run(lambda db: db.execute(
-            "SELECT key, data, updated_at FROM metadata WHERE namespace = ? ORDER BY key",
-            (namespace,),
-        ).fetchall())
+        rows = await self._run(
+            lambda db: db.execute(
+                "SELECT key, data, updated_at FROM metadata WHERE namespace = ? ORDER BY key",
+                (namespace,),
+            ).fetchall()
+        )
         entries = [(key, decode_metadata(text), updated_at) for key, text, updated_at in rows]
         return [
             MetadataEntry(key=key, data=data, updated_at=updated_at)
@@ -168,9 +174,11 @@ class MinimalSqliteMemory:
     async def delete_metadata(self, namespace: str, key: str) -> None:
         check_namespace(namespace)
         check_key(key)
-        await self._run(lambda db: db.execute(
-            "DELETE FROM metadata WHERE namespace = ? AND key = ?", (namespace, key)
-        ))
+        await self._run(
+            lambda db: db.execute(
+                "DELETE FROM metadata WHERE namespace = ? AND key = ?", (namespace, key)
+            )
+        )
 
     async def commit_metadata(self, ops: Sequence[MetadataOp]) -> None:
         batch = encode_batch(ops)  # the whole batch is checked before anything is written
@@ -189,4 +197,3 @@ class MinimalSqliteMemory:
                     )
 
         await self._run(apply)
-

@@ -71,8 +71,9 @@ async def main(data_dir: Path) -> None:
     journal, scratchpad = Journal(), Scratchpad()
     # discover=False: exactly these plugins, whatever else is installed. With discovery on
     # (the default) the installed backends are found by their entry points instead.
-    host = Host(config(data_dir), [MemorySqlite(), MemoryInmemory(), journal, scratchpad],
-                discover=False)
+    host = Host(
+        config(data_dir), [MemorySqlite(), MemoryInmemory(), journal, scratchpad], discover=False
+    )
     async with host:
         for info in host.plugins():
             if info.bindings:
@@ -83,15 +84,21 @@ async def main(data_dir: Path) -> None:
 
         sqlite = host.capability(memory, provider="memory-sqlite").use
         inmemory = host.capability(memory, provider="memory-inmemory").use
-        print(f"memory-sqlite holds: {[m.content for m in await sqlite.get_history('journal')]}"
-              f" and {len(await sqlite.get_history('scratch'))} scratch messages")
-        print(f"memory-inmemory holds: {[m.content for m in await inmemory.get_history('scratch')]}"
-              f" and {len(await inmemory.get_history('journal'))} journal messages")
+        print(
+            f"memory-sqlite holds: {[m.content for m in await sqlite.get_history('journal')]}"
+            f" and {len(await sqlite.get_history('scratch'))} scratch messages"
+        )
+        print(
+            f"memory-inmemory holds: {[m.content for m in await inmemory.get_history('scratch')]}"
+            f" and {len(await inmemory.get_history('journal'))} journal messages"
+        )
 
         await host.stop_plugin("memory-inmemory")
         handle = scratchpad.ctx.caps.memory
-        print(f"after stopping memory-inmemory: scratchpad memory present={handle.present} "
-              f"(pinned to {handle.pinned}, no fallback to memory-sqlite)")
+        print(
+            f"after stopping memory-inmemory: scratchpad memory present={handle.present} "
+            f"(pinned to {handle.pinned}, no fallback to memory-sqlite)"
+        )
         try:
             await scratchpad.write("lost?")
         except Exception as exc:  # CapabilityAbsent: names the capability and the consumer

@@ -65,8 +65,17 @@ def test_the_example_is_installed_with_its_entry_point(installed: str) -> None:
 
 
 def test_a_non_editable_wheel_carries_the_entry_point(tmp_path: Path) -> None:
-    command = [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", str(EXAMPLE),
-               "-w", str(tmp_path)]
+    command = [
+        sys.executable,
+        "-m",
+        "pip",
+        "wheel",
+        "-q",
+        "--no-deps",
+        str(EXAMPLE),
+        "-w",
+        str(tmp_path),
+    ]
     if importlib.util.find_spec("hatchling") is not None:  # build offline with what is here
         command.insert(4, "--no-build-isolation")
     subprocess.run(command, check=True, timeout=300)
@@ -100,15 +109,23 @@ def aalis(tmp_path: Path) -> Callable[..., subprocess.CompletedProcess[str]]:
         encoding="utf-8",
     )
 
-    def run(*args: str, ok: bool = True, log_level: str = "warning") -> subprocess.CompletedProcess[str]:
+    def run(
+        *args: str, ok: bool = True, log_level: str = "warning"
+    ) -> subprocess.CompletedProcess[str]:
         env = {**os.environ, "AALIS_CONFIG": str(config), "AALIS_LOG_LEVEL": log_level}
         env.pop("AALIS_LOAD_PLUGINS", None)
         result = subprocess.run(
-            [str(BIN / "aalis"), *args], cwd=tmp_path, env=env, capture_output=True,
-            text=True, timeout=120,
+            [str(BIN / "aalis"), *args],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
         )
         if ok:
-            assert result.returncode == 0, f"aalis {' '.join(args)}:\n{result.stdout}{result.stderr}"
+            assert result.returncode == 0, (
+                f"aalis {' '.join(args)}:\n{result.stdout}{result.stderr}"
+            )
         return result
 
     return run
@@ -158,7 +175,8 @@ def test_notes_commands_and_clears_through_the_cli(
     # the plugin's history_changed listener saw the cleared session
     events = [json.loads(line) for line in everything.stderr.splitlines() if line.startswith("{")]
     assert any(
-        e.get("plugin") == "notes" and e.get("event") == "history changed"
+        e.get("plugin") == "notes"
+        and e.get("event") == "history changed"
         and e.get("session_id") == "s1"
         for e in events
     ), everything.stderr

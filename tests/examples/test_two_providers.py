@@ -12,7 +12,10 @@ ROOT = Path(__file__).resolve().parents[2]
 def test_two_consumers_are_pinned_to_two_providers(tmp_path: Path) -> None:
     result = subprocess.run(
         [sys.executable, str(ROOT / "examples" / "two_providers.py"), str(tmp_path)],
-        capture_output=True, text=True, timeout=120, cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
     )
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
@@ -20,7 +23,9 @@ def test_two_consumers_are_pinned_to_two_providers(tmp_path: Path) -> None:
     assert "scratchpad: memory -> memory-inmemory" in lines
     assert "memory-sqlite holds: ['deployed v2'] and 0 scratch messages" in lines
     assert "memory-inmemory holds: ['try a smaller batch size'] and 0 journal messages" in lines
-    assert any("scratchpad memory present=False (pinned to memory-inmemory" in line for line in lines)
+    assert any(
+        "scratchpad memory present=False (pinned to memory-inmemory" in line for line in lines
+    )
     assert any(
         line.startswith("scratchpad.write -> CapabilityAbsent:") and "'scratchpad'" in line
         for line in lines

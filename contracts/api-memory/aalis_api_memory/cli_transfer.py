@@ -258,8 +258,12 @@ class WriteReport:
 
 
 async def _write_session(
-    target: Any, session_id: str, wanted: Sequence[StoredMessage], plan: Plan,
-    existing_count: int, report: WriteReport,
+    target: Any,
+    session_id: str,
+    wanted: Sequence[StoredMessage],
+    plan: Plan,
+    existing_count: int,
+    report: WriteReport,
 ) -> None:
     if plan == "skip":
         report.sessions_skipped += 1
@@ -344,8 +348,7 @@ async def export_lines(
     scope = "all" if session_id is None else "session"
     lines = [dumps(header(provider, scope))]
     if session_id is None:
-        require(service, provider, ["list_sessions", "export_session", "list_namespaces"],
-                "export")
+        require(service, provider, ["list_sessions", "export_session", "list_namespaces"], "export")
         infos: list[SessionInfo] = await _call(service, "list_sessions")()
         session_ids = [info.session_id for info in infos]
     else:
@@ -495,10 +498,13 @@ async def migrate_between(
     emitted: events name no provider, and the sessions consumers are bound to (the
     source's) did not change.
     """
-    require(source, source_name, ["list_sessions", "export_session", "list_namespaces"],
-            "migrate")
-    require(target, target_name,
-            ["list_sessions", "export_session", "import_messages", "clear_session"], "migrate")
+    require(source, source_name, ["list_sessions", "export_session", "list_namespaces"], "migrate")
+    require(
+        target,
+        target_name,
+        ["list_sessions", "export_session", "import_messages", "clear_session"],
+        "migrate",
+    )
     report = MigrateReport(source=source_name, target=target_name)
     infos: list[SessionInfo] = await _call(source, "list_sessions")()
     on_target = {i.session_id: i for i in await _call(target, "list_sessions")()}
@@ -556,11 +562,13 @@ async def migrate_between(
         landed_info = after.get(sid)
         got = (landed_info.active, landed_info.archived) if landed_info else (0, 0)
         if got != (active, archived):
-            wrong.append(f"session {sid!r}: {got[0]} active/{got[1]} archived, "
-                         f"expected {active}/{archived}")
+            wrong.append(
+                f"session {sid!r}: {got[0]} active/{got[1]} archived, expected {active}/{archived}"
+            )
     landed = await read_metadata(target, sorted({ns for ns, _ in entries}))
     wrong.extend(
-        f"metadata {ns}/{key}" for (ns, key), data in entries.items()
+        f"metadata {ns}/{key}"
+        for (ns, key), data in entries.items()
         if landed.get((ns, key)) != data
     )
     if wrong:
@@ -593,8 +601,12 @@ async def migrate_command_impl(
         if source_handle.provider == target_handle.provider:
             raise TransferError(f"source and target are the same provider {to!r}")
         source, target = source_handle.use, target_handle.use
-        require(source, source_handle.provider,
-                ["list_sessions", "export_session", "list_namespaces"], "migrate")
+        require(
+            source,
+            source_handle.provider,
+            ["list_sessions", "export_session", "list_namespaces"],
+            "migrate",
+        )
         if not show_progress:
             return await migrate_between(
                 source, source_handle.provider, target, target_handle.provider, replace=replace
@@ -607,8 +619,12 @@ async def migrate_command_impl(
             show_pos=True,
         ) as bar:
             return await migrate_between(
-                source, source_handle.provider, target, target_handle.provider,
-                replace=replace, progress=bar.update,
+                source,
+                source_handle.provider,
+                target,
+                target_handle.provider,
+                replace=replace,
+                progress=bar.update,
             )
 
 
@@ -625,7 +641,9 @@ def _plural(count: int, word: str, many: str | None = None) -> str:
 @click.argument("session_id", metavar="SESSION", required=False)
 @click.option("--all", "all_", is_flag=True, help="Every session, and all metadata.")
 @click.option(
-    "-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, path_type=Path),
     help="Write to FILE (atomically) instead of stdout.",
 )
 def export_command(session_id: str | None, all_: bool, output: Path | None) -> None:
@@ -642,8 +660,7 @@ def export_command(session_id: str | None, all_: bool, output: Path | None) -> N
     report = run_async(export_command_impl(None if all_ else session_id, output))
     summary = (
         f"Exported {_plural(report.messages, 'message')} of {_plural(report.sessions, 'session')}"
-        + (f" and {_plural(report.metadata, 'metadata entry', 'metadata entries')}"
-           if all_ else "")
+        + (f" and {_plural(report.metadata, 'metadata entry', 'metadata entries')}" if all_ else "")
         + (f" to {output}" if output is not None else "")
         + "."
     )
@@ -659,7 +676,8 @@ def export_command(session_id: str | None, all_: bool, output: Path | None) -> N
 @click.command("import")
 @click.argument("file", type=click.Path(dir_okay=False, path_type=Path, allow_dash=True))
 @click.option(
-    "--replace", is_flag=True,
+    "--replace",
+    is_flag=True,
     help="Overwrite sessions and metadata keys that hold different data (default: refuse).",
 )
 def import_command(file: Path, replace: bool) -> None:
@@ -682,14 +700,30 @@ def import_command(file: Path, replace: bool) -> None:
 
 
 @click.command("migrate")
-@click.option("--to", "to", required=True, metavar="PROVIDER",
-              help="The memory provider plugin to copy into (it must be active).")
-@click.option("--from", "from_", metavar="PROVIDER",
-              help="Copy from this provider instead of the configured one.")
-@click.option("--replace", is_flag=True,
-              help="Overwrite sessions and metadata keys that hold different data on the target.")
-@click.option("--progress/--no-progress", default=True, show_default=True,
-              help="Show a progress bar on stderr.")
+@click.option(
+    "--to",
+    "to",
+    required=True,
+    metavar="PROVIDER",
+    help="The memory provider plugin to copy into (it must be active).",
+)
+@click.option(
+    "--from",
+    "from_",
+    metavar="PROVIDER",
+    help="Copy from this provider instead of the configured one.",
+)
+@click.option(
+    "--replace",
+    is_flag=True,
+    help="Overwrite sessions and metadata keys that hold different data on the target.",
+)
+@click.option(
+    "--progress/--no-progress",
+    default=True,
+    show_default=True,
+    help="Show a progress bar on stderr.",
+)
 def migrate_command(to: str, from_: str | None, replace: bool, progress: bool) -> None:
     """Copy every session and metadata namespace to another memory provider.
 

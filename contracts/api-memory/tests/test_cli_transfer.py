@@ -58,7 +58,9 @@ def aalis() -> click.Group:
     return group
 
 
-def write_config(path: Path, *, sqlite: str = "memory.db", mongo: dict[str, str] | None = None) -> Path:
+def write_config(
+    path: Path, *, sqlite: str = "memory.db", mongo: dict[str, str] | None = None
+) -> Path:
     lines = [
         "[host]",
         f'data_dir = "{path.parent.as_posix()}/data"',
@@ -115,25 +117,38 @@ def msg(text: str, ts: int, **fields: Any) -> Message:
 async def seed(store: Any) -> None:
     """Three sessions with archived spans, markers, tool calls, and three namespaces."""
     for i in range(6):
-        await store.save_message("alpha", msg(f"alpha {i}", 1_000 + i, metadata={"platform": "cli"}))
+        await store.save_message(
+            "alpha", msg(f"alpha {i}", 1_000 + i, metadata={"platform": "cli"})
+        )
     await store.archive_span("alpha", 3)
-    await store.save_message("beta", msg("", 2_000, role="assistant", tool_calls=[
-        {"id": "c1", "name": "lookup", "arguments": "{\"q\": 1}"}]))
+    await store.save_message(
+        "beta",
+        msg(
+            "",
+            2_000,
+            role="assistant",
+            tool_calls=[{"id": "c1", "name": "lookup", "arguments": '{"q": 1}'}],
+        ),
+    )
     await store.save_message("beta", msg("result", 2_000, role="tool", tool_call_id="c1"))
     await store.save_message("beta", msg("—", 2_001, role="notice", kind="event-marker"))
     await store.save_message("gamma/日本", msg("こんにちは", 3_000))
-    await store.commit_metadata([
-        Put("summary", "alpha", {"text": "alpha so far", "covered": [1000, 1002]}),
-        Put("notes", "beta", {"notes": ["first", "second"]}),
-        Put("notes", "gamma/日本", {"notes": []}),
-        Put("prefs", "global", {"theme": None, "n": 1.5, "ok": True}),
-    ])
+    await store.commit_metadata(
+        [
+            Put("summary", "alpha", {"text": "alpha so far", "covered": [1000, 1002]}),
+            Put("notes", "beta", {"notes": ["first", "second"]}),
+            Put("notes", "gamma/日本", {"notes": []}),
+            Put("prefs", "global", {"theme": None, "n": 1.5, "ok": True}),
+        ]
+    )
 
 
 async def snapshot(store: Any) -> dict[str, Any]:
     """Everything a store holds, comparable across backends."""
     sessions = {
-        info.session_id: [(r.message, r.archived) for r in await store.export_session(info.session_id)]
+        info.session_id: [
+            (r.message, r.archived) for r in await store.export_session(info.session_id)
+        ]
         for info in await store.list_sessions()
     }
     metadata = {
@@ -181,7 +196,10 @@ def test_export_all_writes_header_messages_and_metadata(
         f"alpha {i}" for i in range(6)
     ]
     assert {(m["namespace"], m["key"]) for m in metadata} == {
-        ("summary", "alpha"), ("notes", "beta"), ("notes", "gamma/日本"), ("prefs", "global"),
+        ("summary", "alpha"),
+        ("notes", "beta"),
+        ("notes", "gamma/日本"),
+        ("prefs", "global"),
     }
 
 
@@ -358,8 +376,13 @@ def test_a_bad_line_after_good_ones_writes_nothing(
     aalis: click.Group, config: Path, tmp_path: Path
 ) -> None:
     good = [json.dumps({"format": FORMAT, "version": 1})] + [
-        json.dumps({"session_id": "new", "archived": False,
-                    "message": {"role": "user", "content": str(i), "timestamp": i}})
+        json.dumps(
+            {
+                "session_id": "new",
+                "archived": False,
+                "message": {"role": "user", "content": str(i), "timestamp": i},
+            }
+        )
         for i in range(1, 50)
     ]
     bad = tmp_path / "bad.jsonl"
@@ -403,10 +426,16 @@ def test_plan_session_rule() -> None:
 def test_parse_export_groups_sessions_in_file_order() -> None:
     lines = [
         json.dumps({"format": FORMAT, "version": 1}),
-        json.dumps({"session_id": "b", "archived": True, "message": {"role": "user", "timestamp": 1}}),
-        json.dumps({"session_id": "a", "archived": False, "message": {"role": "user", "timestamp": 2}}),
+        json.dumps(
+            {"session_id": "b", "archived": True, "message": {"role": "user", "timestamp": 1}}
+        ),
+        json.dumps(
+            {"session_id": "a", "archived": False, "message": {"role": "user", "timestamp": 2}}
+        ),
         "",
-        json.dumps({"session_id": "b", "archived": False, "message": {"role": "user", "timestamp": 3}}),
+        json.dumps(
+            {"session_id": "b", "archived": False, "message": {"role": "user", "timestamp": 3}}
+        ),
     ]
     parsed = parse_export(lines)
     assert list(parsed.sessions) == ["b", "a"]
@@ -509,9 +538,22 @@ def mongodb_uri(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     workdir = tmp_path_factory.mktemp("nx-27017")
     port = _free_port()
     proc = subprocess.Popen(
-        [*command, "--host", "127.0.0.1", "--port", str(port), "--data-dir", "memory",
-         "--log-file", str(workdir / "nx.log"), "--pid-file", str(workdir / "nx.pid")],
-        stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT, cwd=workdir,
+        [
+            *command,
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--data-dir",
+            "memory",
+            "--log-file",
+            str(workdir / "nx.log"),
+            "--pid-file",
+            str(workdir / "nx.pid"),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.STDOUT,
+        cwd=workdir,
     )
     try:
         deadline = time.monotonic() + 30
@@ -563,7 +605,12 @@ def test_migrate_sqlite_to_mongodb_and_back_keeps_everything(
 
     rerun = invoke(aalis, "migrate", "--to", "memory-mongodb", "--no-progress")
     assert "0 written, 4 already there" in rerun.stdout
-    assert counts(run(_with_memory(config, snapshot, provider="memory-mongodb"))) == (4, 130, 61, 34)
+    assert counts(run(_with_memory(config, snapshot, provider="memory-mongodb"))) == (
+        4,
+        130,
+        61,
+        34,
+    )
 
     # and back, into a fresh SQLite file
     (tmp_path / "back").mkdir()

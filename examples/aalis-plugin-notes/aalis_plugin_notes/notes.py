@@ -65,9 +65,7 @@ class Notes:
             raise ValueError(f"a note holds at most {self._max_length} characters (max_length)")
         notes = await self.list(session_id)
         if len(notes) >= self._max_notes:
-            raise ValueError(
-                f"session {session_id!r} already has {len(notes)} notes (max_notes)"
-            )
+            raise ValueError(f"session {session_id!r} already has {len(notes)} notes (max_notes)")
         note = Note(text, now_ms())
         await self._memory.save_metadata(
             NAMESPACE, session_id, {"notes": [n.to_json() for n in [*notes, note]]}

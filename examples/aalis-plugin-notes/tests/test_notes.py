@@ -25,7 +25,8 @@ async def test_notes_are_stored_in_the_metadata_namespace(tmp_path: Path) -> Non
         await plugin.notes().add("s1", "call back on Monday")
         await plugin.notes().add("s1", "prefers email")
         assert [n.text for n in await plugin.notes().list("s1")] == [
-            "call back on Monday", "prefers email",
+            "call back on Monday",
+            "prefers email",
         ]
         stored = await host.capability(memory).use.get_metadata(NAMESPACE, "s1")
         assert stored is not None
