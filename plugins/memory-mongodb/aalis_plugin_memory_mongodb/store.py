@@ -44,6 +44,7 @@ from aalis_api_memory.validation import (
     DEFAULT_RANGE_QUERY_LIMIT,
     DEFAULT_RECENT_LIMIT,
     Limit,
+    check_count,
     check_keep,
     check_key,
     check_limit,
@@ -334,9 +335,7 @@ class MongoMemory:
 
     async def archive_span(self, session_id: str, count: Limit, keep: Sequence[int] = ()) -> int:
         check_session_id(session_id)
-        if count is None:
-            raise TypeError("count must be a non-negative int or math.inf, got None")
-        span = check_limit(count, 0, "count")
+        span = check_count(count)
         kept = check_keep(keep)
         if span == 0:
             return 0
