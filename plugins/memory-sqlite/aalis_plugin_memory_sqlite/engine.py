@@ -99,6 +99,11 @@ def _marks(count: int) -> str:
     return ",".join("?" * count)
 
 
+#: Longer filter lists go through a temporary table: SQLite caps bound parameters (32,766),
+#: and ``json_each`` would not carry a NUL character through.
+INLINE_VALUES = 200
+
+
 def _clamp(ts: int) -> int:
     return max(INT64_MIN, min(INT64_MAX, ts))
 
@@ -139,6 +144,39 @@ class Engine:
     def close(self) -> None:
         self._rollback()
         self.conn.close()
+
+    def _member(
+        self,
+        column: str,
+        values: tuple[str, ...],
+        params: list[Any],
+        name: str,
+        *,
+        negate: bool = False,
+    ) -> str:
+        """SQL for ``column [NOT] IN values``, appending what it binds to ``params``."""
+        operator = "NOT IN" if negate else "IN"
+        if len(values) <= INLINE_VALUES:
+            params.extend(values)
+            return f"{column} {operator} ({_marks(len(values))})"
+        table = f"aalis_filter_{name}"
+        conn = self.conn
+        # One savepoint: tens of thousands of single-row transactions would take seconds.
+        conn.execute("SAVEPOINT aalis_filter")
+        try:
+            conn.execute(
+                f"CREATE TEMP TABLE IF NOT EXISTS {table} (v TEXT PRIMARY KEY) WITHOUT ROWID"
+            )
+            conn.execute(f"DELETE FROM temp.{table}")
+            conn.executemany(
+                f"INSERT OR IGNORE INTO temp.{table} (v) VALUES (?)", [(v,) for v in values]
+            )
+        except BaseException:
+            conn.execute("ROLLBACK TO aalis_filter")
+            raise
+        finally:
+            conn.execute("RELEASE aalis_filter")
+        return f"{column} {operator} (SELECT v FROM temp.{table})"
 
     # -- messages ----------------------------------------------------------------------
 
@@ -252,11 +290,10 @@ class Engine:
         sql.append("AND timestamp >= ? AND timestamp <= ?")
         filters: list[Any] = []
         if roles:
-            sql.append(f"AND role IN ({_marks(len(roles))})")
-            filters.extend(roles)
+            sql.append("AND " + self._member("role", roles, filters, "roles"))
         if exclude_kinds:
-            sql.append(f"AND (kind IS NULL OR kind NOT IN ({_marks(len(exclude_kinds))}))")
-            filters.extend(exclude_kinds)
+            excluded = self._member("kind", exclude_kinds, filters, "exclude_kinds", negate=True)
+            sql.append(f"AND (kind IS NULL OR {excluded})")
         sql.append("ORDER BY timestamp, seq LIMIT ?")
         text = " ".join(sql)
         limit = self.range_query_limit
@@ -283,18 +320,18 @@ class Engine:
     ) -> list[tuple[str, Message]]:
         if since_ts is not None and since_ts > INT64_MAX:
             return []
+        if kinds is not None and not kinds:
+            return []  # an empty whitelist admits nothing
+        params: list[Any] = []
         sql = [
-            f"SELECT session_id, data FROM messages WHERE archived = 0 AND role IN ({_marks(len(roles))})"
+            "SELECT session_id, data FROM messages WHERE archived = 0 AND "
+            + self._member("role", roles, params, "roles")
         ]
-        params: list[Any] = list(roles)
         if kinds is not None:
-            if not kinds:
-                return []  # an empty whitelist admits nothing
-            sql.append(f"AND kind IN ({_marks(len(kinds))})")
-            params.extend(kinds)
+            sql.append("AND " + self._member("kind", kinds, params, "kinds"))
         if exclude_kinds:
-            sql.append(f"AND (kind IS NULL OR kind NOT IN ({_marks(len(exclude_kinds))}))")
-            params.extend(exclude_kinds)
+            excluded = self._member("kind", exclude_kinds, params, "exclude_kinds", negate=True)
+            sql.append(f"AND (kind IS NULL OR {excluded})")
         if since_ts is not None:
             sql.append("AND timestamp >= ?")
             params.append(_clamp(since_ts))
@@ -302,8 +339,10 @@ class Engine:
             sql.append("AND platform = ?")
             params.append(platform)
         if exclude_session_ids:
-            sql.append(f"AND session_id NOT IN ({_marks(len(exclude_session_ids))})")
-            params.extend(exclude_session_ids)
+            skipped = self._member(
+                "session_id", exclude_session_ids, params, "sessions", negate=True
+            )
+            sql.append("AND " + skipped)
         sql.append("ORDER BY timestamp DESC, seq DESC LIMIT ?")
         params.append(limit)
         rows = self.conn.execute(" ".join(sql), params).fetchall()

@@ -219,6 +219,7 @@ def connect(
         db = Database(conn, recursive_triggers=False, execute_plugins=False)
         _retry_busy("enabling WAL", db.enable_wal, deadline)
         conn.execute(f"PRAGMA synchronous = {synchronous}")
+        conn.execute("PRAGMA temp_store = MEMORY")  # long filter lists (engine._member)
         if found < SCHEMA_VERSION:
             _retry_busy("migrating the schema", lambda: migrate(conn), deadline)
     except BaseException:

@@ -314,3 +314,30 @@ def test_constructor_validates_settings(tmp_path: Path) -> None:
         SqliteMemory(tmp_path / "x.db", range_query_limit=0)
     with pytest.raises(TypeError, match="path"):
         SqliteMemory(3)  # type: ignore[arg-type]
+
+
+async def test_long_filter_lists_are_exact(store: SqliteMemory) -> None:
+    """Past the inline limit a filter goes through a temporary table; NUL must survive it."""
+    sessions = [f"s{i}" for i in range(5)] + ["nul\x00id"]
+    for i, sid in enumerate(sessions):
+        await store.save_message(sid, m(sid, i, kind=f"k{i}"))
+    many = tuple(f"x{i}" for i in range(1_000))
+    # More values than SQLite binds in one statement (32,766):
+    very_many = tuple(f"x{i}" for i in range(33_000))
+    got = await store.get_recent_messages_across_sessions(
+        RecentMessagesQuery(
+            exclude_session_ids=(*very_many, "s1", "nul\x00id"),
+            kinds=(*many, "k0", "k1", "k2", "k5"),
+            exclude_kinds=(*many, "k2"),
+        )
+    )
+    assert [r.session_id for r in got] == ["s0"]
+    ranged = await store.get_messages_by_session_range(
+        "nul\x00id", T0, T0 + 10, roles=(*many, "user"), exclude_kinds=(*many, "k0")
+    )
+    assert contents(ranged) == ["nul\x00id"]
+    # The same query again (the temporary tables are refilled, not appended to).
+    again = await store.get_recent_messages_across_sessions(
+        RecentMessagesQuery(exclude_session_ids=(*many, "s0"), kinds=(*many, "k3"))
+    )
+    assert [r.session_id for r in again] == ["s3"]
