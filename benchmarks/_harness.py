@@ -110,6 +110,13 @@ def _memory_gib() -> float | None:
     return None
 
 
+def _load_average() -> list[float] | None:
+    try:
+        return [round(x, 2) for x in os.getloadavg()]
+    except OSError:
+        return None
+
+
 def versions() -> dict[str, str | None]:
     found: dict[str, str | None] = {}
     for dist in _VERSIONED:
@@ -128,6 +135,8 @@ def machine_info() -> dict[str, Any]:
         "cpu": _cpu_model(),
         "cpu_count": os.cpu_count(),
         "memory_gib": _memory_gib(),
+        # Figures taken on a busy machine are not comparable; the load says how busy it was.
+        "load_average_1_5_15": _load_average(),
         "python": platform.python_version(),
         "python_implementation": platform.python_implementation(),
         "sqlite": sqlite3.sqlite_version,
@@ -261,6 +270,8 @@ class Report:
         out: Path = self.args.out
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(json.dumps(self.data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        load = machine_info().get("load_average_1_5_15")
+        self.data["machine"]["load_average_at_end"] = load
         self.print_targets()
         print(f"\nreport written to {_display(out)} ({self.data['duration_s']} s)")
         return out

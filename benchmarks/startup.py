@@ -96,7 +96,7 @@ def _aalis_command() -> list[str] | None:
 
 
 def main(args: argparse.Namespace) -> None:
-    runs = 3 if args.quick else 15
+    runs = 2 if args.quick else 15
     report = Report(NAME, args, {"runs": runs, "python": sys.executable.rsplit("/", 1)[-1]})
 
     # -- import aalis_core ------------------------------------------------------------------
