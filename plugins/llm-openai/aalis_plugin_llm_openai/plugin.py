@@ -7,11 +7,11 @@ from typing import TYPE_CHECKING, ClassVar
 from aalis_api_llm import llm
 
 from aalis_core.plugin import Plugin, PluginDisabled
-from aalis_plugin_llm_openai.client import OpenAIChatModel
 from aalis_plugin_llm_openai.config import LlmOpenaiConfig
 
 if TYPE_CHECKING:
     from aalis_core.context import PluginContext
+    from aalis_plugin_llm_openai.client import OpenAIChatModel
 
 
 class LlmOpenai(Plugin):
@@ -35,6 +35,10 @@ class LlmOpenai(Plugin):
                 "not configured: [plugins.llm-openai] needs base_url and model "
                 '(e.g. base_url = "http://127.0.0.1:11434/v1", model = "llama3.2")'
             )
+        # httpx is imported here, not at module level: every ``aalis`` command loads the
+        # plugin classes, and only a started, configured plugin needs the HTTP client.
+        from aalis_plugin_llm_openai.client import OpenAIChatModel
+
         self._model = OpenAIChatModel(config, logger=ctx.logger)
         ctx.provide(llm, self._model, priority=config.priority)
         ctx.logger.info("llm ready", model=self._model.id, context_window=config.context_window)

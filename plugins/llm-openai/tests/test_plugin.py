@@ -36,3 +36,12 @@ async def test_configured_it_provides_llm(chat_server: Any, reply_type: Any, com
         assert model.context_window == 16000
         result = await model.chat([Message(role="user", content="hello")])
         assert result.content == "hi from the server"
+
+
+def test_loading_the_plugin_does_not_import_httpx() -> None:
+    import subprocess
+    import sys
+
+    code = "import sys, aalis_plugin_llm_openai.plugin; print('httpx' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
