@@ -90,9 +90,14 @@ _PUT = (
 _DELETE = "DELETE FROM metadata WHERE namespace = ? AND key = ?"
 
 
+def _everything(limit: Limit) -> bool:
+    """``inf``, or a count no table can reach (and SQLite could not bind)."""
+    return limit == math.inf or limit > INT64_MAX
+
+
 def _sql_limit(limit: Limit) -> int:
     """SQLite's "no limit" is -1."""
-    return -1 if limit == math.inf else int(limit)
+    return -1 if _everything(limit) else int(limit)
 
 
 def _marks(count: int) -> str:
@@ -193,7 +198,7 @@ class Engine:
             raise
 
     def history_texts(self, session_id: str, limit: Limit) -> list[str]:
-        if limit == math.inf:
+        if _everything(limit):
             rows = self.conn.execute(_HISTORY_ALL, (session_id,)).fetchall()
         else:
             rows = self.conn.execute(_HISTORY, (session_id, int(limit))).fetchall()
@@ -210,7 +215,7 @@ class Engine:
 
     def _newest_rows(self, session_id: str, limit: Limit) -> list[tuple[int, int, str]]:
         """The newest ``limit`` rows of the session, archived or not, ascending."""
-        if limit == math.inf:
+        if _everything(limit):
             return [
                 (ts, seq, data)
                 for ts, seq, _archived, data in self.conn.execute(_ALL_ROWS, (session_id,))

@@ -341,3 +341,13 @@ async def test_long_filter_lists_are_exact(store: SqliteMemory) -> None:
         RecentMessagesQuery(exclude_session_ids=(*many, "s0"), kinds=(*many, "k3"))
     )
     assert [r.session_id for r in again] == ["s3"]
+
+
+async def test_limits_beyond_sqlite_integers_mean_everything(store: SqliteMemory) -> None:
+    for i in range(3):
+        await store.save_message("s", m(f"c{i}", i))
+    assert len(await store.get_history("s", 2**64)) == 3
+    assert len(await store.get_full_history("s", 2**70)) == 3
+    assert await store.update_message_content("s", "c", "d", 2**80) == 3
+    assert await store.archive_span("s", 2**63, keep=[1]) == 2
+    assert contents(await store.get_history("s", 2**63)) == ["d1"]
