@@ -408,6 +408,7 @@ async def mongodb_server(workdir: Path) -> AsyncIterator[tuple[str, dict[str, An
 
 
 def _spawn_nx(command: list[str], port: int, workdir: Path, log: Path) -> subprocess.Popen[bytes]:
+    (workdir / "nx-data").mkdir(exist_ok=True)
     return subprocess.Popen(
         [
             *command,
@@ -415,8 +416,8 @@ def _spawn_nx(command: list[str], port: int, workdir: Path, log: Path) -> subpro
             "127.0.0.1",
             "--port",
             str(port),
-            "--db",
-            str(workdir / "nx.db"),
+            "--data-dir",
+            str(workdir / "nx-data"),  # one SQLite file per database, as a deployment would
             "--log-file",
             str(log),
             "--pid-file",

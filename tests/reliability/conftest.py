@@ -71,7 +71,7 @@ def mongodb_uri(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     proc = subprocess.Popen(
         [
             *command, "--host", "127.0.0.1", "--port", str(port),
-            "--db", str(workdir / "nx.db"),
+            "--data-dir", "memory",  # one isolated in-memory SQLite per database: fast
             "--log-file", str(workdir / "nx.log"), "--pid-file", str(workdir / "nx.pid"),
         ],
         stdout=subprocess.DEVNULL,
