@@ -24,6 +24,8 @@ _DATABASE_FORBIDDEN = set('/\\. "$*<>:|?\x00')
 # Portable collection names: MongoDB allows more, but the nx-27017 test server (and tools
 # that split "db.collection" on dots) do not; a prefix needs nothing else.
 _PREFIX = re.compile(r"[A-Za-z0-9_\-]*")
+# Timeouts and caps travel as 32-bit ints in driver options and commands.
+_MAX_INT = 2**31 - 1
 
 
 def _check_uri(inst: object, attribute: attrs.Attribute[Any], value: object) -> None:
@@ -62,6 +64,8 @@ def _positive_int(inst: object, attribute: attrs.Attribute[Any], value: object) 
         raise TypeError(f"{attribute.name} must be an integer, got {type(value).__name__}")
     if value < 1:
         raise ValueError(f"{attribute.name} must be at least 1, got {value}")
+    if value > _MAX_INT:
+        raise ValueError(f"{attribute.name} must be at most {_MAX_INT}, got {value}")
 
 
 @attrs.frozen(kw_only=True)

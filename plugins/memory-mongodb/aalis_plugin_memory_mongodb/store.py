@@ -119,6 +119,16 @@ def _encode(doc: Mapping[str, Any], what: str) -> RawBSONDocument:
     return RawBSONDocument(raw)
 
 
+#: A count this large means "everything": no collection holds that many documents, and
+#: BSON (hence the ``limit`` of a command) stops at int64.
+_UNBOUNDED = 2**62
+
+
+def _bounded(limit: Limit) -> Limit:
+    """A validated limit, with absurdly large ones read as ``math.inf``."""
+    return math.inf if limit >= _UNBOUNDED else limit
+
+
 def _count(limit: Limit) -> int:
     """A finite limit as pymongo wants it (0 there means "no limit", so callers handle 0)."""
     return 0 if limit == math.inf else int(limit)
@@ -292,7 +302,7 @@ class MongoMemory:
 
     async def get_history(self, session_id: str, limit: Limit | None = None) -> list[Message]:
         check_session_id(session_id)
-        count = check_limit(limit, DEFAULT_HISTORY_LIMIT)
+        count = _bounded(check_limit(limit, DEFAULT_HISTORY_LIMIT))
         if count == 0:
             return []
         active: Document = {"session_id": escape_str(session_id), "archived": False}
@@ -325,7 +335,7 @@ class MongoMemory:
 
     async def get_full_history(self, session_id: str, limit: Limit | None = None) -> list[Message]:
         check_session_id(session_id)
-        count = check_limit(limit, DEFAULT_FULL_HISTORY_LIMIT)
+        count = _bounded(check_limit(limit, DEFAULT_FULL_HISTORY_LIMIT))
         if count == 0:
             return []
         docs = await self._find(
@@ -335,7 +345,7 @@ class MongoMemory:
 
     async def archive_span(self, session_id: str, count: Limit, keep: Sequence[int] = ()) -> int:
         check_session_id(session_id)
-        span = check_count(count)
+        span = _bounded(check_count(count))
         kept = check_keep(keep)
         if span == 0:
             return 0
@@ -429,7 +439,7 @@ class MongoMemory:
     ) -> int:
         check_session_id(session_id)
         old, new = check_replacement(old_text, new_text)
-        count = check_limit(recent_limit, DEFAULT_RECENT_LIMIT, "recent_limit")
+        count = _bounded(check_limit(recent_limit, DEFAULT_RECENT_LIMIT, "recent_limit"))
         encode_json(new, "new_text")  # refuses what BSON cannot carry, before any write
         if count == 0:
             return 0

@@ -205,3 +205,16 @@ async def test_timestamp_outside_int64_is_refused(memory):
     # and a lookup with such a timestamp finds nothing, without an error
     assert await memory.delete_messages_by_timestamps("s", [2**64]) == 0
     assert await memory.get_messages_by_session_range("s", -(2**70), 2**70) == []
+
+
+async def test_huge_limits_mean_everything(memory):
+    await memory.save_message("s", m("a", 0))
+    await memory.save_message("s", m("b", 1))
+    for limit in (2**63, 2**64, 10**30):
+        assert [x.content for x in await memory.get_history("s", limit)] == ["a", "b"]
+        assert [x.content for x in await memory.get_full_history("s", limit)] == ["a", "b"]
+        assert await memory.update_message_content("s", "zzz", "y", limit) == 0
+        records = await memory.get_recent_messages_across_sessions(RecentMessagesQuery(limit=limit))
+        assert [r.message.content for r in records] == ["a", "b"]
+    assert await memory.archive_span("s", 2**64, keep=[2**64]) == 2
+    assert await memory.get_history("s") == []

@@ -146,6 +146,8 @@ def test_config_validation_and_repr():
         MongoConfig(server_selection_timeout_ms=0)
     with pytest.raises(TypeError):
         MongoConfig(range_query_limit=True)
+    with pytest.raises(ValueError, match="at most"):
+        MongoConfig(range_query_limit=2**63)
 
 
 async def test_bad_config_table_is_a_config_error_naming_the_key(tmp_path):
