@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import os
 import sqlite3
+import weakref
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
@@ -89,6 +90,7 @@ class SqliteMemory:
         self._logger = logger if logger is not None else structlog.get_logger("aalis.memory-sqlite")
         self._worker: Worker | None = None
         self._engine: Engine | None = None
+        self._open_lock = asyncio.Lock()
 
     @classmethod
     def from_config(
@@ -125,15 +127,18 @@ class SqliteMemory:
         )
 
     async def open(self) -> SqliteMemory:
-        if self._engine is not None:
-            return self
-        worker = Worker(f"aalis-sqlite {self.path.name}")
-        try:
-            self._engine = await worker.call(self._connect)
-        except BaseException:
-            worker.stop()
-            raise
-        self._worker = worker
+        async with self._open_lock:  # two concurrent opens must not start two threads
+            if self._engine is not None:
+                return self
+            worker = Worker(f"aalis-sqlite {self.path.name}")
+            try:
+                engine = await worker.call(self._connect)
+            except BaseException:
+                worker.stop()
+                raise
+            # A store dropped without close() must not leave its thread behind.
+            weakref.finalize(self, worker.stop)
+            self._engine, self._worker = engine, worker
         return self
 
     async def close(self) -> None:

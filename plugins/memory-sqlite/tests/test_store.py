@@ -351,3 +351,30 @@ async def test_limits_beyond_sqlite_integers_mean_everything(store: SqliteMemory
     assert await store.update_message_content("s", "c", "d", 2**80) == 3
     assert await store.archive_span("s", 2**63, keep=[1]) == 2
     assert contents(await store.get_history("s", 2**63)) == ["d1"]
+
+
+async def test_concurrent_opens_start_one_worker(db_path: Path) -> None:
+    import asyncio
+    import threading
+
+    store = SqliteMemory(db_path)
+    before = {t.name for t in threading.enumerate()}
+    await asyncio.gather(*(store.open() for _ in range(5)))
+    started = [t for t in threading.enumerate() if t.name not in before]
+    assert [t.name for t in started] == [f"aalis-sqlite {db_path.name}"]
+    await store.close()
+    assert not started[0].is_alive()
+
+
+async def test_a_dropped_store_does_not_leave_its_thread(db_path: Path) -> None:
+    import gc
+    import threading
+
+    store = SqliteMemory(db_path)
+    await store.open()
+    await store.save_message("s", m("x", 1))
+    (thread,) = [t for t in threading.enumerate() if t.name == f"aalis-sqlite {db_path.name}"]
+    del store
+    gc.collect()
+    thread.join(5)
+    assert not thread.is_alive()
