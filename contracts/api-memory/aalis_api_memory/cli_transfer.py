@@ -1,6 +1,6 @@
 """``aalis export`` / ``aalis import`` / ``aalis migrate``: moving memory between stores.
 
-The file format is JSON lines (docs/host/export-format.md), chosen because it streams, diffs
+The file format is JSON lines (docs/host/export-import.md), chosen because it streams, diffs
 and greps well and every line stands alone:
 
 - line 1, the header: ``{"format": "aalis-memory-export", "version": 1, ...}``;
