@@ -78,7 +78,9 @@ def test_chat_on_the_embedded_default(
     assert second_run.returncode == 0, second_run.stderr
     out = second_run.stdout.splitlines()
     assert "user> Book a hotel near the river." in out
-    clear_rows = out[out.index("you> /clear") + 1 : out.index("you> /clear") + 4]
+    clear_rows = out[out.index("you> /clear") + 1 : len(out) - 2]  # up to the last "/history"
+    assert out[-2] == "you> /history"
+    assert all(row.startswith("ok ") for row in clear_rows)
     assert "ok memory [context]: conversation history cleared" in clear_rows
     assert "ok memory-summary [summary]: Summary cleared" in clear_rows
     assert out[-1] == "(no messages in session 'cli')"
