@@ -7,7 +7,7 @@ Priority 5 puts it below SQLite (10), the embedded default, and above the in-mem
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from aalis_api_memory import ClearType, memory
 
@@ -17,7 +17,9 @@ from aalis_core.markers import hookimpl
 from aalis_core.plugin import Plugin, PluginDisabled
 from aalis_plugin_memory_mongodb.config import MongoConfig
 from aalis_plugin_memory_mongodb.redaction import Redactor
-from aalis_plugin_memory_mongodb.store import MongoMemory
+
+if TYPE_CHECKING:  # the store pulls in pymongo; imported in start, when it is needed
+    from aalis_plugin_memory_mongodb.store import MongoMemory
 
 PRIORITY = 5
 
@@ -36,6 +38,8 @@ class MemoryMongodb(Plugin):
         config = ctx.config if isinstance(ctx.config, MongoConfig) else MongoConfig()
         if config.uri is None:
             raise PluginDisabled("no uri configured")
+        from aalis_plugin_memory_mongodb.store import MongoMemory
+
         display = Redactor(config.uri).display
         ctx.logger.debug("connecting", uri=display, database=config.database)
         self.store = await MongoMemory.connect(config, logger=ctx.logger)
