@@ -209,17 +209,29 @@ class MongoMemory:
             logger=logger,
             owns_client=True,
         )
-        bound = (config.server_selection_timeout_ms + config.connect_timeout_ms) / 1000 + 1
+        deadline = asyncio.get_running_loop().time() + (
+            (config.server_selection_timeout_ms + config.connect_timeout_ms) / 1000 + 1
+        )
+        where = f"{redactor.display} (database {config.database!r})"
+        step = "ping"
         try:
-            async with asyncio.timeout(bound):
+            async with asyncio.timeout_at(deadline):
                 await client.admin.command("ping")
+                step = "indexes"
                 await store.ensure_indexes()
-        except Exception as exc:  # any failure here is "this server is not usable"
+        except Exception as exc:  # any failure here means "this server is not usable"
             await client.close()
-            raise MongoUnavailable(
-                f"cannot reach MongoDB at {redactor.display} (database {config.database!r}) "
-                f"within {config.server_selection_timeout_ms} ms: {_reason(exc, redactor)}"
-            ) from None
+            if step == "ping":
+                message = (
+                    f"cannot reach MongoDB at {where} within "
+                    f"{config.server_selection_timeout_ms} ms: {_reason(exc, redactor)}"
+                )
+            else:
+                message = f"cannot create the indexes at {where}: {_reason(exc, redactor)}"
+            raise MongoUnavailable(message) from None
+        except BaseException:  # cancelled: still release the client's sockets
+            await client.close()
+            raise
         return store
 
     async def ensure_indexes(self) -> None:

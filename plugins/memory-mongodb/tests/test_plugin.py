@@ -163,3 +163,11 @@ async def test_bad_config_table_is_a_config_error_naming_the_key(tmp_path):
     assert "range_query_limit" in text
     assert "colour" in text
     assert PASSWORD not in text
+
+
+async def test_an_index_that_cannot_be_built_is_a_clear_start_error(mongo_config, raw_db):
+    # Two entries for one (namespace, key): the unique index cannot be created.
+    coll = raw_db[f"{mongo_config.collection_prefix}metadata"]
+    coll.insert_many([{"namespace": "ns", "key": "k", "data": {}}, {"namespace": "ns", "key": "k", "data": {}}])
+    with pytest.raises(MongoUnavailable, match="cannot create the indexes at mongodb://"):
+        await MongoMemory.connect(mongo_config)
