@@ -74,6 +74,8 @@ def test_the_main_job_runs_as_written(
     (command,) = _section_commands("Run it")
     argv = shlex.split(command)
     assert argv[:2] == [".venv/bin/aalis", "chat"]
+    repo_data = ROOT / ".aalis" / "aalis.db"
+    before = repo_data.stat().st_mtime_ns if repo_data.exists() else None
     result = subprocess.run(
         argv, cwd=sandbox, env=user_env(), capture_output=True, text=True, timeout=300
     )
@@ -99,4 +101,5 @@ def test_the_main_job_runs_as_written(
     with sqlite3.connect(database) as db:
         tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master")}
     assert tables, "the SQLite file holds no tables"
-    assert not (ROOT / ".aalis").exists() or ROOT.samefile(sandbox)  # nothing written in the repo
+    # and nothing in the checkout's own data folder
+    assert (repo_data.stat().st_mtime_ns if repo_data.exists() else None) == before
