@@ -87,8 +87,8 @@ def config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return path
 
 
-def invoke(group: click.Group, *args: str, ok: bool = True) -> Any:
-    result = CliRunner().invoke(group, list(args), catch_exceptions=False)
+def invoke(group: click.Group, *args: str, ok: bool = True, input: str | None = None) -> Any:
+    result = CliRunner().invoke(group, list(args), catch_exceptions=False, input=input)
     if ok:
         assert result.exit_code == 0, result.output + result.stderr
     return result
@@ -245,6 +245,16 @@ def test_round_trip_into_a_fresh_store_keeps_everything(
     after = run(_with_memory(fresh, snapshot))
     assert after == before
     assert counts(after) == (3, 10, 3, 4)
+
+
+def test_import_reads_stdin(aalis: click.Group, config: Path) -> None:
+    run(_with_memory(config, seed))
+    dump = invoke(aalis, "export", "beta").stdout
+    run(_with_memory(config, lambda store: store.clear_session("beta")))
+    result = invoke(aalis, "import", "-", input=dump)
+    assert "Imported 3 messages into 1 session" in result.stdout
+    history = run(_with_memory(config, lambda store: store.export_session("beta")))
+    assert [r.message.role for r in history] == ["assistant", "tool", "notice"]
 
 
 def test_reimport_is_idempotent(aalis: click.Group, config: Path, tmp_path: Path) -> None:
