@@ -92,6 +92,7 @@ def test_a_non_editable_wheel_carries_the_entry_point(tmp_path: Path) -> None:
     requires = [line for line in metadata.splitlines() if line.startswith("Requires-Dist:")]
     assert any("aalis-core" in line for line in requires)
     assert any("aalis-api-memory" in line for line in requires)
+    assert any("aalis-schema-message" in line for line in requires)
     assert not any("aalis-plugin-memory" in line and "extra ==" not in line for line in requires)
 
 
