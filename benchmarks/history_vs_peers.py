@@ -22,12 +22,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import json
 import sqlite3
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -122,67 +121,41 @@ class HandWritten:
         self.conn.close()
 
 
-async def measure_size(
-    total: int, workdir: Path, args: argparse.Namespace, report: Report, lc_ok: bool
-) -> dict[str, Any]:
-    store, build_s = await load_memory_sqlite(workdir / "memory.db", total)
-    hand = HandWritten(workdir / "memory.db")
+def vm_steps(conn: sqlite3.Connection, fn: Callable[[], Any]) -> int:
+    """SQLite virtual-machine instructions one call executes: a cost no machine load can skew."""
+    count = 0
+
+    def tick() -> int:
+        nonlocal count
+        count += 1
+        return 0
+
+    conn.set_progress_handler(tick, 1)
     try:
-        ours = await store.get_history(SESSION, LIMIT)
-        floor = hand.last()
-        # Same answer, or the comparison means nothing.
-        assert [m.content for m in ours] == [d["content"] for d in floor], "results differ"
-        assert len(ours) == LIMIT
-        rounds, per_round = (3, 5) if args.quick else (20, 25)
-
-        async def ours_call() -> Any:
-            return await store.get_history(SESSION, LIMIT)
-
-        async def hand_hop() -> Any:
-            return await asyncio.to_thread(hand.last)
-
-        stats = await interleaved(
-            {
-                "memory-sqlite": ours_call,
-                "hand-written sqlite3": sync(hand.last),
-                "hand-written sqlite3 + to_thread": hand_hop,
-            },
-            rounds=rounds,
-            calls_per_round=per_round,
-        )
-        plan = hand.plan()
+        fn()
     finally:
-        hand.close()
-        await store.close()
+        conn.set_progress_handler(None, 1)
+    return count
 
+
+async def measure_langchain(total: int, workdir: Path, args: argparse.Namespace, report: Report) -> dict[str, Any]:
     lc: dict[str, Any] = {"median_us": None, "note": None}
-    if lc_ok:
-        lc_path = workdir / "langchain.db"
-        start = time.perf_counter()
-        _langchain.load(lc_path, SESSION, ((role(i), content(i)) for i in range(total)))
-        lc_build_s = time.perf_counter() - start
-        budget = args.budget if args.budget is not None else (30.0 if args.quick else 240.0)
-        calls = 1 if args.quick else 5 if total <= 10_000 else 3 if total <= 100_000 else 2
-        measured = _langchain.measure_last(lc_path, SESSION, LIMIT, calls, budget)
-        samples = measured["samples_ns"]
-        if measured["timed_out"] or not samples:
-            lc["note"] = f"LangChain did not answer within the {budget:.0f} s budget at {total:,} messages"
-            report.note(lc["note"])
-        else:
-            samples.sort()
-            lc["median_us"] = round(samples[len(samples) // 2] / 1000, 1)
-            lc["calls"] = len(samples)
-        lc["build_s"] = round(lc_build_s, 1)
-    return {
-        "messages": total,
-        "active": total - int(total * ARCHIVED_SHARE),
-        "build_s": round(build_s, 1),
-        "memory_sqlite": stats["memory-sqlite"],
-        "hand_written": stats["hand-written sqlite3"],
-        "hand_written_thread": stats["hand-written sqlite3 + to_thread"],
-        "langchain": lc,
-        "query_plan": plan,
-    }
+    lc_path = workdir / f"langchain-{total}.db"
+    start = time.perf_counter()
+    _langchain.load(lc_path, SESSION, ((role(i), content(i)) for i in range(total)))
+    lc["build_s"] = round(time.perf_counter() - start, 1)
+    budget = args.budget if args.budget is not None else (30.0 if args.quick else 300.0)
+    calls = 1 if args.quick else 5 if total <= 10_000 else 3 if total <= 100_000 else 2
+    measured = _langchain.measure_last(lc_path, SESSION, LIMIT, calls, budget)
+    samples = sorted(measured["samples_ns"])
+    if measured["timed_out"] or not samples:
+        lc["note"] = f"LangChain did not answer within the {budget:.0f} s budget at {total:,} messages"
+        report.note(lc["note"])
+    else:
+        lc["median_us"] = round(samples[len(samples) // 2] / 1000, 1)
+        lc["calls"] = len(samples)
+    lc_path.unlink(missing_ok=True)
+    return lc
 
 
 async def main(args: argparse.Namespace) -> None:
@@ -197,59 +170,115 @@ async def main(args: argparse.Namespace) -> None:
     if not lc_ok:
         report.note(lc_reason)
 
-    results: list[dict[str, Any]] = []
-    for total in sizes:
-        print(f"building and measuring {total:,} messages ...", flush=True)
-        with scratch_dir(f"history-{total}") as workdir:
-            result = await measure_size(total, workdir, args, report, lc_ok)
-        results.append(result)
-        ours = result["memory_sqlite"]["median_us"]
-        floor = result["hand_written"]["median_us"]
-        lc_us = result["langchain"]["median_us"]
-        report.row(
-            messages=total,
-            memory_sqlite_median_us=ours,
-            memory_sqlite_p95_us=result["memory_sqlite"]["p95_us"],
-            hand_written_median_us=floor,
-            hand_written_to_thread_median_us=result["hand_written_thread"]["median_us"],
-            langchain_median_us=lc_us,
-            memory_sqlite_vs_hand_written=ratio(ours, floor),
-            memory_sqlite_vs_hand_written_to_thread=ratio(ours, result["hand_written_thread"]["median_us"]),
-            langchain_vs_memory_sqlite=ratio(lc_us, ours) if lc_us else None,
-            build_s=result["build_s"],
-            langchain_build_s=result["langchain"].get("build_s"),
-            langchain_note=result["langchain"]["note"],
-            query_plan=result["query_plan"],
-            detail={k: result[k] for k in ("memory_sqlite", "hand_written", "hand_written_thread")},
-        )
+    with scratch_dir("history") as workdir:
+        # 1. Build every size first, so that all sizes and contenders are then timed
+        #    interleaved: a "flat" ratio between sizes measured minutes apart would mostly
+        #    measure how the machine's load changed in between.
+        opened: dict[int, tuple[Any, HandWritten, float]] = {}
+        for total in sizes:
+            print(f"building {total:,} messages ...", flush=True)
+            store, build_s = await load_memory_sqlite(workdir / f"memory-{total}.db", total)
+            hand = HandWritten(workdir / f"memory-{total}.db")
+            ours = await store.get_history(SESSION, LIMIT)
+            # Same answer, or the comparison means nothing.
+            assert [m.content for m in ours] == [d["content"] for d in hand.last()], "results differ"
+            assert len(ours) == LIMIT
+            opened[total] = (store, hand, build_s)
+
+        contenders: dict[str, Any] = {}
+        for total, (store, hand, _) in opened.items():
+
+            async def ours_call(store: Any = store) -> Any:
+                return await store.get_history(SESSION, LIMIT)
+
+            async def hand_hop(hand: HandWritten = hand) -> Any:
+                return await asyncio.to_thread(hand.last)
+
+            contenders[f"ours {total}"] = ours_call
+            contenders[f"hand {total}"] = sync(hand.last)
+            contenders[f"thread {total}"] = hand_hop
+        rounds, per_round = (3, 5) if args.quick else (30, 20)
+        print(f"timing {len(contenders)} contenders interleaved ...", flush=True)
+        stats = await interleaved(contenders, rounds=rounds, calls_per_round=per_round)
+
+        measured: dict[int, dict[str, Any]] = {}
+        for total, (store, hand, build_s) in opened.items():
+            ours_steps = await store.run_on_connection(
+                lambda conn, store=store: vm_steps(conn, lambda: store.engine.get_history(SESSION, LIMIT))
+            )
+            measured[total] = {
+                "build_s": round(build_s, 1),
+                "plan": hand.plan(),
+                "steps_ours": ours_steps,
+                "steps_hand": vm_steps(hand.conn, hand.last),
+            }
+            hand.close()
+            await store.close()
+            (workdir / f"memory-{total}.db").unlink(missing_ok=True)
+
+        # 2. LangChain, per size, in a child process bounded by the budget.
+        for total in sizes:
+            if lc_ok:
+                print(f"LangChain at {total:,} messages ...", flush=True)
+                measured[total]["langchain"] = await measure_langchain(total, workdir, args, report)
+            else:
+                measured[total]["langchain"] = {"median_us": None, "note": lc_reason}
 
     rows = []
-    for r in report.data["results"]:
+    for total in sizes:
+        m = measured[total]
+        ours, floor, hop = stats[f"ours {total}"], stats[f"hand {total}"], stats[f"thread {total}"]
+        lc_us = m["langchain"]["median_us"]
+        report.row(
+            messages=total,
+            memory_sqlite_median_us=ours["median_us"],
+            memory_sqlite_p95_us=ours["p95_us"],
+            hand_written_median_us=floor["median_us"],
+            hand_written_to_thread_median_us=hop["median_us"],
+            langchain_median_us=lc_us,
+            memory_sqlite_vs_hand_written=ratio(ours["median_us"], floor["median_us"]),
+            memory_sqlite_vs_hand_written_to_thread=ratio(ours["median_us"], hop["median_us"]),
+            langchain_vs_memory_sqlite=ratio(lc_us, ours["median_us"]) if lc_us else None,
+            vm_steps_memory_sqlite=m["steps_ours"],
+            vm_steps_hand_written=m["steps_hand"],
+            build_s=m["build_s"],
+            langchain_build_s=m["langchain"].get("build_s"),
+            langchain_note=m["langchain"]["note"],
+            query_plan=m["plan"],
+            detail={"memory_sqlite": ours, "hand_written": floor, "hand_written_to_thread": hop},
+        )
+        r = report.data["results"][-1]
         rows.append(
             [
-                f"{r['messages']:,}",
+                f"{total:,}",
                 r["memory_sqlite_median_us"],
                 r["memory_sqlite_p95_us"],
                 r["hand_written_median_us"],
                 r["hand_written_to_thread_median_us"],
-                r["langchain_median_us"] if r["langchain_median_us"] else ("timeout" if r["langchain_note"] else "-"),
+                lc_us if lc_us else ("timeout" if lc_ok else "-"),
                 r["memory_sqlite_vs_hand_written"],
                 r["memory_sqlite_vs_hand_written_to_thread"],
                 r["langchain_vs_memory_sqlite"],
+                r["vm_steps_memory_sqlite"],
+                r["vm_steps_hand_written"],
             ]
         )
     print_table(
-        f"get_history(limit={LIMIT}), 90 % archived, median µs per call (interleaved)",
-        ["messages", "memory-sqlite", "p95", "hand-written", "hand+to_thread", "LangChain", "ours/hand", "ours/(hand+thread)", "LangChain/ours"],
+        f"get_history(limit={LIMIT}), 90 % archived, median µs per call (all sizes interleaved)",
+        ["messages", "memory-sqlite", "p95", "hand-written", "hand+to_thread", "LangChain",
+         "ours/hand", "ours/(hand+thread)", "LangChain/ours", "VM steps ours", "VM steps hand"],
         rows,
     )
 
-    first, last = report.data["results"][0], report.data["results"][-1]
-    worst_hand = max((r["memory_sqlite_vs_hand_written"] or 0) for r in report.data["results"])
+    results = report.data["results"]
+    first, last = results[0], results[-1]
+    worst_hand = max((r["memory_sqlite_vs_hand_written"] or 0) for r in results)
     flat = ratio(last["memory_sqlite_median_us"], first["memory_sqlite_median_us"])
+    flat_steps = ratio(last["vm_steps_memory_sqlite"], first["vm_steps_memory_sqlite"])
     report.ratio("memory_sqlite_vs_hand_written_worst", worst_hand)
-    report.ratio(f"memory_sqlite_{last['messages']}_vs_{first['messages']}", flat)
-    mid = next((r for r in report.data["results"] if r["messages"] == 100_000), None)
+    report.ratio(f"memory_sqlite_time_{last['messages']}_vs_{first['messages']}", flat)
+    report.ratio(f"memory_sqlite_vm_steps_{last['messages']}_vs_{first['messages']}", flat_steps)
+    mid = next((r for r in results if r["messages"] == 100_000), None)
     lc_speedup = mid["langchain_vs_memory_sqlite"] if mid else None
     report.ratio("langchain_vs_memory_sqlite_at_100k", lc_speedup)
     report.target("get_history vs hand-written sqlite3", "<= 2x", worst_hand, worst_hand <= 2.0 if worst_hand else None)
@@ -260,13 +289,18 @@ async def main(args: argparse.Namespace) -> None:
         None if lc_speedup is None else lc_speedup >= 20,
     )
     report.target(
-        f"flat: {fmt(last['messages'])} vs {fmt(first['messages'])} messages",
+        f"flat, time: {fmt(last['messages'])} vs {fmt(first['messages'])} messages",
         "<= 1.5x",
         flat,
         None if flat is None else flat <= 1.5,
     )
-    with contextlib.suppress(Exception):
-        report.data["parameters"]["query_plan"] = first["query_plan"]
+    report.target(
+        f"flat, SQLite VM steps: {fmt(last['messages'])} vs {fmt(first['messages'])}",
+        "<= 1.5x",
+        flat_steps,
+        None if flat_steps is None else flat_steps <= 1.5,
+    )
+    report.data["parameters"]["query_plan"] = first["query_plan"]
     report.finish()
 
 
