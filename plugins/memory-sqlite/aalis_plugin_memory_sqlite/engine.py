@@ -197,6 +197,33 @@ class Engine:
             self._rollback()
             raise
 
+    def save_messages(self, items: Sequence[tuple[str, Row]]) -> list[None]:
+        """Many saves in one transaction (group commit, see ``worker.py``), in order."""
+        conn = self.conn
+        totals: dict[str, list[int]] = {}
+        params = []
+        for session_id, (timestamp, control, kind, role, platform, data) in items:
+            params.append((session_id, timestamp, 0, control, kind, role, platform, data))
+            total = totals.get(session_id)
+            if total is None:
+                totals[session_id] = [1, 1 - control, timestamp]
+            else:
+                total[0] += 1
+                total[1] += 1 - control
+                total[2] = max(total[2], timestamp)
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            conn.executemany(_INSERT, params)
+            conn.executemany(
+                _STATS_ADD,
+                [(sid, active, conv, 0, last) for sid, (active, conv, last) in totals.items()],
+            )
+            conn.execute("COMMIT")
+        except BaseException:
+            self._rollback()
+            raise
+        return [None] * len(items)
+
     def history_texts(self, session_id: str, limit: Limit) -> list[str]:
         if _everything(limit):
             rows = self.conn.execute(_HISTORY_ALL, (session_id,)).fetchall()

@@ -201,7 +201,11 @@ class SqliteMemory:
         check_message(message)
         timestamp = message.timestamp
         row = message_columns(message, now_ms() if timestamp is None else timestamp)
-        await self._submit("save_message", session_id, row)
+        engine, worker = self._engine, self._worker
+        if engine is None or worker is None:
+            raise StoreClosed("the SQLite memory store is not open (await store.open() first)")
+        # Saves queued together commit together (group commit); each is answered after it.
+        await worker.call_batched(engine.save_messages, engine.save_message, session_id, row)
 
     async def get_history(self, session_id: str, limit: Limit | None = None) -> list[Message]:
         check_session_id(session_id)

@@ -6,10 +6,17 @@ need ``check_same_thread=False`` plus a lock on every call. A single owner threa
 statement of the store run in submission order on one connection, with no lock at all.
 
 Why not ``loop.run_in_executor`` with a one-thread executor: its ``concurrent.futures``
-future, the chaining onto an asyncio future and the context copy cost about 0.1 ms per call
-on the reference machine, more than the indexed query itself. Here a call is one
-``SimpleQueue.put`` and one ``call_soon_threadsafe`` back (measured in
+future, the chaining onto an asyncio future and the context copy cost about as much as the
+indexed query itself. Here a call is one ``SimpleQueue.put`` and one
+``call_soon_threadsafe`` back: about half the cost of ``asyncio.to_thread`` (measured in
 ``benchmarks/sqlite_history.py``).
+
+**Group commit.** A job submitted with ``call_batched`` may run together with the jobs of the
+same batch function queued right behind it, in one call (for saves: one transaction, one
+commit for all). Order is kept: only a consecutive run of such jobs at the head of the queue
+is merged, never across another job. Each caller is answered only after the merged call
+returned (for saves: after the commit), and if the merged call fails, each job of the run is
+retried alone, so one bad job fails alone.
 
 A job already taken by the thread cannot be interrupted: if the awaiting task is cancelled,
 the job still runs to the end (a write still commits) and its result is dropped, exactly as
@@ -22,10 +29,13 @@ import asyncio
 import contextlib
 import queue
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 T = TypeVar("T")
+
+#: At most this many jobs are merged into one batch call.
+MAX_BATCH = 256
 
 _STOP = object()
 
@@ -43,6 +53,17 @@ class WorkerClosed(RuntimeError):
     """Raised when a call reaches a store whose worker thread was stopped."""
 
 
+class _NoLoop:
+    """Stands in for a loop for jobs submitted without one (their result is not delivered)."""
+
+    def call_soon_threadsafe(self, *args: Any) -> None:
+        return None
+
+
+# A job: (fn, args, loop, future, batch_fn or None).
+Job = tuple[Callable[..., Any], tuple[Any, ...], Any, Any, Any]
+
+
 class Worker:
     """Runs callables on one thread, in order, and hands results back to the caller's loop."""
 
@@ -57,31 +78,92 @@ class Worker:
     def closed(self) -> bool:
         return self._closed
 
+    # -- the thread ----------------------------------------------------------------------
+
     def _run(self) -> None:
         jobs = self._jobs
+        pending: Any = None
         while True:
-            item = jobs.get()
+            if pending is None:
+                item = jobs.get()
+            else:
+                item, pending = pending, None
             if item is _STOP:
                 return
-            fn, args, loop, future = item
-            try:
-                result = fn(*args)
-            except BaseException as exc:  # handed to the awaiting task, never swallowed
-                ok, value = False, exc
+            if item[4] is None:
+                self._run_one(item)
+                continue
+            group = [item]
+            batch = item[4]
+            while len(group) < MAX_BATCH:
+                try:
+                    following = jobs.get_nowait()
+                except queue.Empty:
+                    break
+                if following is not _STOP and following[4] == batch:
+                    group.append(following)
+                else:
+                    pending = following
+                    break
+            if len(group) == 1:
+                self._run_one(item)
             else:
-                ok, value = True, result
-            # A closed loop raises RuntimeError: nobody is waiting for this result any more.
+                self._run_group(group)
+
+    @staticmethod
+    def _run_one(job: Job) -> None:
+        fn, args, loop, future, _batch = job
+        try:
+            result = fn(*args)
+        except BaseException as exc:  # handed to the awaiting task, never swallowed
+            ok, value = False, exc
+        else:
+            ok, value = True, result
+        # A closed loop raises RuntimeError: nobody is waiting for this result any more.
+        with contextlib.suppress(RuntimeError):
+            loop.call_soon_threadsafe(_deliver, future, ok, value)
+
+    def _run_group(self, group: list[Job]) -> None:
+        try:
+            results = group[0][4]([job[1] for job in group])
+        except BaseException:
+            # Nothing of the merged call was kept; retry each alone so only a bad one fails.
+            for job in group:
+                self._run_one(job)
+            return
+        for job, result in zip(group, results, strict=True):
             with contextlib.suppress(RuntimeError):
-                loop.call_soon_threadsafe(_deliver, future, ok, value)
+                job[2].call_soon_threadsafe(_deliver, job[3], True, result)
+
+    # -- the callers ---------------------------------------------------------------------
+
+    def _put(self, job: Any) -> None:
+        with self._lock:
+            if self._closed:
+                raise WorkerClosed("the SQLite store is closed")
+            self._jobs.put(job)
 
     def call(self, fn: Callable[..., T], *args: Any) -> asyncio.Future[T]:
         """Schedule ``fn(*args)`` on the worker thread; await the returned future."""
         loop = asyncio.get_running_loop()
         future: asyncio.Future[T] = loop.create_future()
-        with self._lock:
-            if self._closed:
-                raise WorkerClosed("the SQLite store is closed")
-            self._jobs.put((fn, args, loop, future))
+        self._put((fn, args, loop, future, None))
+        return future
+
+    def call_batched(
+        self,
+        batch_fn: Callable[[Sequence[tuple[Any, ...]]], Sequence[T]],
+        fn: Callable[..., T],
+        *args: Any,
+    ) -> asyncio.Future[T]:
+        """Schedule ``fn(*args)``, which may run merged as ``batch_fn([args, ...])``.
+
+        ``batch_fn`` must do all or nothing and return one result per job, in order;
+        batch functions are compared with ``==`` (bound methods of one object are equal).
+        """
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[T] = loop.create_future()
+        self._put((fn, args, loop, future, batch_fn))
         return future
 
     def stop(self, final: Callable[[], None] | None = None) -> None:
@@ -91,21 +173,10 @@ class Worker:
                 return
             self._closed = True
             if final is not None:
-                self._jobs.put((_call_and_ignore, (final,), _NoLoop(), None))
+                self._jobs.put((final, (), _NoLoop(), None, None))
             self._jobs.put(_STOP)
         if threading.current_thread() is not self._thread:
             self._thread.join()
 
 
-def _call_and_ignore(fn: Callable[[], None]) -> None:
-    fn()
-
-
-class _NoLoop:
-    """Stands in for a loop for jobs submitted without one (their result is not delivered)."""
-
-    def call_soon_threadsafe(self, *args: Any) -> None:
-        return None
-
-
-__all__ = ["Worker", "WorkerClosed"]
+__all__ = ["MAX_BATCH", "Worker", "WorkerClosed"]

@@ -378,3 +378,51 @@ async def test_a_dropped_store_does_not_leave_its_thread(db_path: Path) -> None:
     gc.collect()
     thread.join(5)
     assert not thread.is_alive()
+
+
+async def test_concurrent_saves_commit_in_groups_and_keep_order(
+    store: SqliteMemory, stats_match_rows: Callable[[], None]
+) -> None:
+    import asyncio
+
+    async def writer(n: int) -> None:
+        for i in range(40):
+            # Same timestamp everywhere: only the insertion sequence orders them.
+            await store.save_message(f"s{n % 5}", m(f"w{n}-{i}", 0))
+
+    await asyncio.gather(*(writer(n) for n in range(25)))
+    for session in range(5):
+        got = contents(await store.get_history(f"s{session}", INF))
+        assert len(got) == 200
+        for n in range(session, 25, 5):
+            assert [c for c in got if c and c.startswith(f"w{n}-")] == [
+                f"w{n}-{i}" for i in range(40)
+            ]
+    stats_match_rows()
+
+
+async def test_one_failing_save_in_a_group_fails_alone(
+    store: SqliteMemory, raw: Callable[[], sqlite3.Connection], stats_match_rows: Callable[[], None]
+) -> None:
+    import asyncio
+
+    raw().execute(
+        "CREATE TRIGGER refuse BEFORE INSERT ON messages WHEN NEW.data LIKE '%boom%'"
+        " BEGIN SELECT RAISE(ABORT, 'refused'); END"
+    )
+    import threading
+
+    names = [f"c{i}" for i in range(30)]
+    names[17] = "boom"
+    gate = threading.Event()
+    # Hold the store's thread so all 30 saves queue up and run as one group commit.
+    blocker = asyncio.ensure_future(store.run_on_connection(lambda _conn: gate.wait()))
+    saves = [asyncio.ensure_future(store.save_message("s", m(n, i))) for i, n in enumerate(names)]
+    await asyncio.sleep(0.05)
+    gate.set()
+    await blocker
+    results = await asyncio.gather(*saves, return_exceptions=True)
+    failed = [i for i, result in enumerate(results) if isinstance(result, BaseException)]
+    assert failed == [17]
+    assert contents(await store.get_history("s", INF)) == [n for n in names if n != "boom"]
+    stats_match_rows()
