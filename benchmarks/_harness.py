@@ -269,9 +269,8 @@ class Report:
         self.data["duration_s"] = round(time.perf_counter() - self.started, 1)
         out: Path = self.args.out
         out.parent.mkdir(parents=True, exist_ok=True)
+        self.data["machine"]["load_average_at_end"] = _load_average()
         out.write_text(json.dumps(self.data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-        load = machine_info().get("load_average_1_5_15")
-        self.data["machine"]["load_average_at_end"] = load
         self.print_targets()
         print(f"\nreport written to {_display(out)} ({self.data['duration_s']} s)")
         return out
