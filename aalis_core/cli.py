@@ -188,13 +188,26 @@ class AalisGroup(click.Group):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self._plugin_commands_loaded = False
+        self._loaded_for: tuple[object, ...] | None = None
+        self._plugin_command_names: set[str] = set()
+
+    def _selection_key(self) -> tuple[object, ...]:
+        # Which plugins may add commands depends on AALIS_LOAD_PLUGINS and the config's
+        # [plugins] disabled; an embedding process (or a test run) may change either between
+        # two invocations of this one group object.
+        return (os.environ.get("AALIS_LOAD_PLUGINS"), config_path(), tuple(_configured_disabled()))
 
     def load_plugin_commands(self) -> None:
-        """Load plugin commands once per process."""
-        if not self._plugin_commands_loaded:
-            self._plugin_commands_loaded = True
-            load_plugin_commands(self)
+        """Load plugin commands once per plugin selection (normally once per process)."""
+        key = self._selection_key()
+        if self._loaded_for == key:
+            return
+        for name in self._plugin_command_names:
+            self.commands.pop(name, None)
+        before = set(self.commands)
+        self._loaded_for = key
+        load_plugin_commands(self)
+        self._plugin_command_names = set(self.commands) - before
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         self.load_plugin_commands()

@@ -219,3 +219,16 @@ def test_help_lists_core_commands(isolated: Path) -> None:
     assert "init" in result.output
     assert "plugins" in result.output
     assert isinstance(cli, click.Group)
+
+
+def test_plugin_commands_follow_a_changed_plugin_selection(
+    isolated: Path, cmd_dist: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One group object, two selections: commands of a plugin filtered out go away and come back."""
+    group = AalisGroup(name="aalis")
+    ctx = click.Context(group)
+    assert "hello" in group.list_commands(ctx)
+    monkeypatch.setenv("AALIS_LOAD_PLUGINS", "t-breaks")
+    assert "hello" not in group.list_commands(ctx)
+    monkeypatch.setenv("AALIS_LOAD_PLUGINS", "t-cmd")
+    assert "hello" in group.list_commands(ctx)
