@@ -74,10 +74,6 @@ class Worker:
         self._thread = threading.Thread(target=self._run, name=name, daemon=True)
         self._thread.start()
 
-    @property
-    def closed(self) -> bool:
-        return self._closed
-
     # -- the thread ----------------------------------------------------------------------
 
     def _run(self) -> None:
