@@ -68,7 +68,7 @@ async def main(args: argparse.Namespace) -> None:
     from aalis_plugin_memory_sqlite import SqliteMemory
     from aalis_schema_message import Message
 
-    rounds, per_round = (3, 10) if args.quick else (20, 50)
+    rounds, per_round = (3, 10) if args.quick else (60, 50)
     lc_ok, lc_reason = _langchain.available()
     report = Report(NAME, args, {"rounds": rounds, "saves_per_round": per_round, "langchain": lc_ok})
     report.set_server({"kind": "sqlite3 (in process)", "version": sqlite3.sqlite_version})
