@@ -243,6 +243,7 @@ async def main(args: argparse.Namespace) -> None:
             vm_steps_hand_written=m["steps_hand"],
             build_s=m["build_s"],
             langchain_build_s=m["langchain"].get("build_s"),
+            langchain_calls=m["langchain"].get("calls"),
             langchain_note=m["langchain"]["note"],
             query_plan=m["plan"],
             detail={"memory_sqlite": ours, "hand_written": floor, "hand_written_to_thread": hop},
