@@ -353,7 +353,8 @@ def _settings(examples: int) -> Any:
     return settings(
         max_examples=examples,
         deadline=None,
-        derandomize=True,
+        derandomize=True,  # the same examples every run: CI is repeatable
+        database=None,  # and leaves no .hypothesis/ directory behind
         phases=[Phase.explicit, Phase.reuse, Phase.generate],
         suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow, HealthCheck.data_too_large],
     )
