@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import copy
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -33,12 +33,16 @@ def now_ms() -> int:
 
 def _optional_str(inst: object, attribute: attrs.Attribute[Any], value: object) -> None:
     if value is not None and not isinstance(value, str):
-        raise TypeError(f"Message.{attribute.name} must be a str or None, got {type(value).__name__}")
+        raise TypeError(
+            f"Message.{attribute.name} must be a str or None, got {type(value).__name__}"
+        )
 
 
 def _required_str(inst: object, attribute: attrs.Attribute[Any], value: object) -> None:
     if not isinstance(value, str):
-        raise TypeError(f"{type(inst).__name__}.{attribute.name} must be a str, got {type(value).__name__}")
+        raise TypeError(
+            f"{type(inst).__name__}.{attribute.name} must be a str, got {type(value).__name__}"
+        )
 
 
 def _timestamp(inst: object, attribute: attrs.Attribute[Any], value: object) -> None:
@@ -119,7 +123,9 @@ class ToolCall:
         return cls(id=data.get("id"), name=data.get("name"), arguments=data.get("arguments"))  # type: ignore[arg-type]
 
 
-def _tool_calls(value: Sequence[ToolCall | Mapping[str, Any]] | None) -> tuple[ToolCall, ...] | None:
+def _tool_calls(
+    value: Sequence[ToolCall | Mapping[str, Any]] | None,
+) -> tuple[ToolCall, ...] | None:
     if value is None:
         return None
     if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Sequence):
@@ -205,19 +211,56 @@ class Message:
 
         Only for data that came out of ``to_json`` and was decoded fresh (so nothing else
         holds a reference to its containers); anything from outside goes through
-        ``from_json``.
+        ``from_json``. Backends call this for every message of every read, so it fills the
+        slots directly with setters looked up once (see ``_fill_stored``).
         """
-        inst = object.__new__(cls)
-        setter = object.__setattr__
-        for field in _FIELDS_IN_ORDER:
-            value = data.get(field)
-            if value is not None:
-                if field == "tool_calls":
-                    value = tuple(ToolCall(**call) for call in value)
-                elif field in ("segments", "images", "audios"):
-                    value = tuple(value)
-            setter(inst, field, value)
+        return _fill_stored(object.__new__(cls), data)
+
+
+def _make_filler() -> Callable[[Message, Mapping[str, JSON]], Message]:
+    # Slot descriptors of the frozen class, looked up once: calling ``__set__`` directly is
+    # what a frozen attrs class's own __init__ does, and costs about half of
+    # object.__setattr__ per field.
+    setters = [getattr(Message, field).__set__ for field in _FIELDS_IN_ORDER]
+    (
+        set_role,
+        set_content,
+        set_tool_calls,
+        set_tool_call_id,
+        set_name,
+        set_kind,
+        set_timestamp,
+        set_reasoning,
+        set_segments,
+        set_images,
+        set_audios,
+        set_metadata,
+    ) = setters
+
+    def fill(inst: Message, data: Mapping[str, JSON]) -> Message:
+        get = data.get
+        set_role(inst, data["role"])
+        set_content(inst, get("content"))
+        calls = get("tool_calls")
+        set_tool_calls(inst, None if calls is None else tuple([ToolCall(**call) for call in calls]))
+        set_tool_call_id(inst, get("tool_call_id"))
+        set_name(inst, get("name"))
+        set_kind(inst, get("kind"))
+        set_timestamp(inst, get("timestamp"))
+        set_reasoning(inst, get("reasoning_content"))
+        value = get("segments")
+        set_segments(inst, None if value is None else tuple(value))
+        value = get("images")
+        set_images(inst, None if value is None else tuple(value))
+        value = get("audios")
+        set_audios(inst, None if value is None else tuple(value))
+        set_metadata(inst, get("metadata"))
         return inst
+
+    return fill
+
+
+_fill_stored = _make_filler()
 
 
 __all__ = ["CONTROL_KINDS", "JSON", "WELL_KNOWN_ROLES", "Message", "ToolCall", "now_ms"]

@@ -6,12 +6,8 @@ A row stores ``Message.to_json()`` as JSON text (so no field is ever dropped and
 Reading is the hot path of ``get_history``: decoding 50 rows one ``json.loads`` at a time
 costs more than the indexed query, because each call pays a fixed set-up price. The rows of
 one read are therefore joined into one JSON array and decoded with a single call, and the
-messages are built by ``build_message``, which fills the slots of the frozen ``Message``
-directly. That is what ``Message.from_stored`` does too (no re-validation, only for JSON this
-backend wrote itself); the difference is that the slot setters are looked up once at import
-instead of once per field per message, which halves the per-message cost (figures in
-docs/backends/sqlite.md). ``build_message`` falls back to ``Message.from_stored`` whenever
-``Message`` has fields it does not know, so a new schema field can never be silently lost.
+messages are built by ``Message.from_stored``, which fills the slots of the frozen
+``Message`` directly without re-validation (only for JSON this backend wrote itself).
 """
 
 from __future__ import annotations
@@ -20,8 +16,7 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-import attrs
-from aalis_schema_message import CONTROL_KINDS, Message, ToolCall
+from aalis_schema_message import CONTROL_KINDS, Message
 
 # SQLite integers are signed 64-bit; Python's are not.
 INT64_MIN = -(2**63)
@@ -57,83 +52,8 @@ def encode_message(message: Message, timestamp: int) -> str:
     return encode_json(data)
 
 
-_KNOWN_FIELDS = (
-    "role",
-    "content",
-    "tool_calls",
-    "tool_call_id",
-    "name",
-    "kind",
-    "timestamp",
-    "reasoning_content",
-    "segments",
-    "images",
-    "audios",
-    "metadata",
-)
-
-
-def _slot_setters() -> dict[str, Callable[[Any, Any], None]] | None:
-    names = tuple(field.name for field in attrs.fields(Message))
-    if sorted(names) != sorted(_KNOWN_FIELDS):
-        return None
-    setters: dict[str, Callable[[Any, Any], None]] = {}
-    for name in names:
-        descriptor = Message.__dict__.get(name)
-        setter = getattr(descriptor, "__set__", None)
-        if setter is None or type(descriptor).__name__ != "member_descriptor":
-            return None
-        setters[name] = setter
-    return setters
-
-
-_SETTERS = _slot_setters()
-
-
-def _make_builder() -> Callable[[Mapping[str, Any]], Message]:
-    setters = _SETTERS
-    if setters is None:
-        return Message.from_stored
-    new = object.__new__
-    set_role = setters["role"]
-    set_content = setters["content"]
-    set_tool_calls = setters["tool_calls"]
-    set_tool_call_id = setters["tool_call_id"]
-    set_name = setters["name"]
-    set_kind = setters["kind"]
-    set_timestamp = setters["timestamp"]
-    set_reasoning = setters["reasoning_content"]
-    set_segments = setters["segments"]
-    set_images = setters["images"]
-    set_audios = setters["audios"]
-    set_metadata = setters["metadata"]
-
-    def build(data: Mapping[str, Any], cls: type[Message] = Message) -> Message:
-        inst = new(cls)
-        get = data.get
-        set_role(inst, data["role"])
-        set_content(inst, get("content"))
-        calls = get("tool_calls")
-        set_tool_calls(inst, None if calls is None else tuple([ToolCall(**call) for call in calls]))
-        set_tool_call_id(inst, get("tool_call_id"))
-        set_name(inst, get("name"))
-        set_kind(inst, get("kind"))
-        set_timestamp(inst, get("timestamp"))
-        set_reasoning(inst, get("reasoning_content"))
-        value = get("segments")
-        set_segments(inst, None if value is None else tuple(value))
-        value = get("images")
-        set_images(inst, None if value is None else tuple(value))
-        value = get("audios")
-        set_audios(inst, None if value is None else tuple(value))
-        set_metadata(inst, get("metadata"))
-        return inst
-
-    return build
-
-
 #: Build a ``Message`` from JSON this backend wrote (freshly decoded, not shared).
-build_message: Callable[[Mapping[str, Any]], Message] = _make_builder()
+build_message: Callable[[Mapping[str, Any]], Message] = Message.from_stored
 
 _loads = json.loads
 

@@ -103,14 +103,3 @@ def test_corrupt_rows_are_reported_and_skipped_without_shifting_others() -> None
     pairs = decode_messages_indexed(rows, on_corrupt=lambda i, e: reported.append((i, e)))
     assert [(i, m.content) for i, m in pairs] == [(0, "c0"), (4, "c2")]
     assert [i for i, _ in reported] == [1, 2, 3]
-
-
-def test_the_fast_reader_falls_back_when_message_changes(monkeypatch: Any) -> None:
-    from aalis_plugin_memory_sqlite import codec
-
-    assert codec._slot_setters() is not None  # today's Message: the fast path is in use
-    assert codec.build_message is not Message.from_stored
-    monkeypatch.setattr(codec, "_KNOWN_FIELDS", (*codec._KNOWN_FIELDS, "a_new_field"))
-    assert codec._slot_setters() is None
-    monkeypatch.setattr(codec, "_SETTERS", None)
-    assert codec._make_builder() == Message.from_stored
