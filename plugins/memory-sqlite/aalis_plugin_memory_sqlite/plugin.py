@@ -6,13 +6,17 @@ configuration at all the host's memory is this SQLite file under the data direct
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from aalis_api_memory import ClearType, TextRef, memory
 
 from aalis_core.context import PluginContext
 from aalis_core.markers import hookimpl
 from aalis_core.plugin import Plugin
 from aalis_plugin_memory_sqlite.config import SqliteConfig
-from aalis_plugin_memory_sqlite.store import SqliteMemory
+
+if TYPE_CHECKING:
+    from aalis_plugin_memory_sqlite.store import SqliteMemory
 
 PRIORITY = 10
 
@@ -28,6 +32,10 @@ class MemorySqlite(Plugin):
         self.store: SqliteMemory | None = None
 
     async def start(self, ctx: PluginContext) -> None:
+        # Imported here, not at module level: every ``aalis`` command loads plugin classes,
+        # and sqlite-utils (with what it pulls in) is only needed once the store opens.
+        from aalis_plugin_memory_sqlite.store import SqliteMemory
+
         config: SqliteConfig = ctx.config if ctx.config is not None else SqliteConfig()
         store = SqliteMemory.from_config(config, ctx.data_dir, logger=ctx.logger)
         await store.open()
