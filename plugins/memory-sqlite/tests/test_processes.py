@@ -68,7 +68,14 @@ def test_kill_9_loses_no_acknowledged_write(tmp_path: Path, synchronous: str) ->
                 break
     finally:
         os.kill(child.pid, signal.SIGKILL)
-    rest, errors = child.communicate(timeout=30)
+    # Read the rest through the same buffered file the loop used: communicate() reads the raw
+    # pipe and would miss lines the iterator had already buffered but not yet yielded, so
+    # acknowledged writes would look unacknowledged.
+    assert child.stdout is not None
+    assert child.stderr is not None
+    rest = child.stdout.read()
+    errors = child.stderr.read()
+    child.wait(timeout=30)
     acknowledged.extend(line.strip() for line in rest.splitlines() if line.strip())
     assert child.returncode == -signal.SIGKILL, errors
     messages = [int(line.split()[1]) for line in acknowledged if line.startswith("msg ")]
