@@ -1,12 +1,13 @@
 """The database file: opening it safely and migrating its schema forward.
 
-Migrations are a ``sqlite_utils.Migrations`` set (each one recorded by name in
-``_sqlite_migrations``), applied in order inside ONE ``BEGIN IMMEDIATE`` transaction: the
+Migrations are a ``sqlite_utils.Migrations`` set in ``migrations.py`` (each one recorded by
+name in ``_sqlite_migrations``), applied in order inside ONE ``BEGIN IMMEDIATE`` transaction: the
 write lock is taken before the pending list is read, so two processes opening an old file at
 the same moment cannot both migrate it, and a failure leaves the file exactly as it was.
 ``PRAGMA user_version`` mirrors the number of applied migrations, which lets an open skip the
 migration machinery entirely when the file is current and refuse a file written by a newer
-version of this plugin instead of misreading it.
+version of this plugin instead of misreading it. sqlite-utils is only imported when a
+migration is pending, so opening a current file (every ``aalis`` command) does not pay for it.
 
 Never edit a migration once released; add a new one. Migration 1 is the first shape of the
 tables and stays as it was, so a database made by that version is migrated, not recreated
@@ -20,9 +21,6 @@ import sqlite3
 import time
 from pathlib import Path
 
-from aalis_schema_message import CONTROL_KINDS
-from sqlite_utils import Database, Migrations
-
 MIGRATION_SET = "aalis-memory-sqlite"
 
 #: Migration names in order; released names never change.
@@ -34,87 +32,9 @@ MIGRATION_NAMES: tuple[str, ...] = (
 #: Number of migrations this version knows; ``PRAGMA user_version`` of a current file.
 SCHEMA_VERSION = len(MIGRATION_NAMES)
 
-migrations = Migrations(MIGRATION_SET)
-
 
 class SchemaTooNew(RuntimeError):
     """The file was written by a newer version of this plugin; opening it could damage it."""
-
-
-@migrations(name=MIGRATION_NAMES[0])
-def _m0001(db: Database) -> None:
-    db.table("messages").create(
-        {
-            "seq": int,
-            "session_id": str,
-            "timestamp": int,
-            "archived": int,
-            "kind": str,
-            "role": str,
-            "data": str,
-        },
-        pk="seq",
-        not_null={"session_id", "timestamp", "archived", "role", "data"},
-        defaults={"archived": 0},
-    )
-    db.table("messages").create_index(
-        ["session_id", "archived", "timestamp"], index_name="messages_session"
-    )
-    db.table("metadata").create(
-        {"namespace": str, "key": str, "data": str, "updated_at": int},
-        pk=("namespace", "key"),
-        not_null={"namespace", "key", "data", "updated_at"},
-    )
-
-
-@migrations(name=MIGRATION_NAMES[1])
-def _m0002(db: Database) -> None:
-    messages = db.table("messages")
-    # ``control`` makes "conversation message" an indexable column instead of a kind list
-    # repeated in every query; ``platform`` lets the cross-session filter run in SQL.
-    messages.add_column("control", int, not_null_default=0)
-    messages.add_column("platform", str)
-    kinds = sorted(CONTROL_KINDS)
-    marks = ",".join("?" for _ in kinds)
-    db.execute(f"UPDATE messages SET control = 1 WHERE kind IN ({marks})", kinds)
-    db.execute(
-        """UPDATE messages SET platform = json_extract(data, '$.metadata.platform')
-           WHERE json_valid(data) AND json_type(data, '$.metadata.platform') = 'text'"""
-    )
-    # (session_id, archived, timestamp, seq, control): active rows of a session are one
-    # contiguous range in (timestamp, seq) order, and ``control`` is covered so the
-    # get_history boundary is found without touching the table.
-    db.execute('DROP INDEX "messages_session"')
-    db.table("messages").create_index(
-        ["session_id", "archived", "timestamp", "seq", "control"], index_name="messages_session"
-    )
-    # Cross-session reads walk active rows newest first; partial indexes hold active rows only.
-    db.execute('CREATE INDEX "messages_recent" ON "messages" ("timestamp") WHERE archived = 0')
-    db.execute(
-        'CREATE INDEX "messages_recent_platform" ON "messages" ("platform", "timestamp") '
-        "WHERE archived = 0 AND platform IS NOT NULL"
-    )
-    # One row per session, updated in the same transaction as every message write, so
-    # count_history and list_sessions never count rows. WITHOUT ROWID: one b-tree, one page
-    # touched per save.
-    db.execute(
-        """CREATE TABLE "session_stats" (
-               "session_id" TEXT NOT NULL PRIMARY KEY,
-               "active" INTEGER NOT NULL,
-               "active_conv" INTEGER NOT NULL,
-               "archived" INTEGER NOT NULL,
-               "last_ts" INTEGER NOT NULL
-           ) WITHOUT ROWID"""
-    )
-    db.execute(
-        """INSERT INTO session_stats (session_id, active, active_conv, archived, last_ts)
-           SELECT session_id,
-                  sum(archived = 0),
-                  sum(archived = 0 AND control = 0),
-                  sum(archived != 0),
-                  max(timestamp)
-           FROM messages GROUP BY session_id"""
-    )
 
 
 def _make_private_path(path: Path) -> None:
@@ -162,28 +82,10 @@ def user_version(conn: sqlite3.Connection) -> int:
     return int(row[0])
 
 
-def migrate(conn: sqlite3.Connection, target: int = SCHEMA_VERSION) -> int:
-    """Apply pending migrations up to ``target`` in one immediate transaction.
-
-    Returns the schema version afterwards. ``target`` below ``SCHEMA_VERSION`` exists for the
-    tests that build an old file.
-    """
-    if user_version(conn) >= target:
-        return user_version(conn)
-    db = Database(conn, recursive_triggers=False, execute_plugins=False)
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        current = user_version(conn)
-        if current < target:
-            stop_before = MIGRATION_NAMES[target] if target < len(MIGRATION_NAMES) else None
-            migrations.apply(db, stop_before=stop_before)
-            conn.execute(f"PRAGMA user_version = {int(target)}")
-        conn.execute("COMMIT")
-    except BaseException:
-        if conn.in_transaction:
-            conn.execute("ROLLBACK")
-        raise
-    return user_version(conn)
+def _enable_wal(conn: sqlite3.Connection) -> None:
+    # What sqlite-utils' Database.enable_wal does, without importing it on every open.
+    if conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
+        conn.execute("PRAGMA journal_mode=wal")
 
 
 def connect(
@@ -216,11 +118,12 @@ def connect(
                 f"{path} has schema version {found}, but this aalis-plugin-memory-sqlite knows "
                 f"only up to {SCHEMA_VERSION}; upgrade the plugin (the file was left untouched)"
             )
-        db = Database(conn, recursive_triggers=False, execute_plugins=False)
-        _retry_busy("enabling WAL", db.enable_wal, deadline)
+        _retry_busy("enabling WAL", lambda: _enable_wal(conn), deadline)
         conn.execute(f"PRAGMA synchronous = {synchronous}")
         conn.execute("PRAGMA temp_store = MEMORY")  # long filter lists (engine._member)
         if found < SCHEMA_VERSION:
+            from aalis_plugin_memory_sqlite.migrations import migrate
+
             _retry_busy("migrating the schema", lambda: migrate(conn), deadline)
     except BaseException:
         conn.close()
@@ -234,7 +137,5 @@ __all__ = [
     "SCHEMA_VERSION",
     "SchemaTooNew",
     "connect",
-    "migrate",
-    "migrations",
     "user_version",
 ]
