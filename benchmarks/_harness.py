@@ -19,10 +19,8 @@ import json
 import os
 import platform
 import shutil
-import socket
 import sqlite3
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -334,111 +332,22 @@ def scratch_dir(prefix: str) -> Iterator[Path]:
 # -- a MongoDB wire-protocol server ---------------------------------------------------------
 
 
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def _nx_command() -> list[str] | None:
-    exe = Path(sys.executable).with_name("nx-27017")
-    if exe.exists():
-        return [str(exe)]
-    found = shutil.which("nx-27017")
-    if found:
-        return [found]
-    if have("nx_27017"):
-        return [sys.executable, "-c", "import sys; from nx_27017.nx_27017 import main; sys.exit(main())"]
-    return None
-
-
-def redact_uri(uri: str) -> str:
-    """``mongodb://user:***@host/...``: a report never carries a password."""
-    scheme, sep, rest = uri.partition("://")
-    if not sep or "@" not in rest:
-        return uri
-    creds, _, host = rest.rpartition("@")
-    user = creds.split(":", 1)[0]
-    return f"{scheme}://{user}:***@{host}"
-
-
 @contextlib.asynccontextmanager
 async def mongodb_server(workdir: Path) -> AsyncIterator[tuple[str, dict[str, Any]]]:
     """Yield ``(uri, description)``: ``$AALIS_TEST_MONGODB_URI`` if set, else nx-27017.
 
-    nx-27017 is started on loopback, on a free port, with its database under ``workdir``,
-    and stopped afterwards. Raises RuntimeError when neither is available.
+    The server comes from memory-mongodb's launcher (``aalis_plugin_memory_mongodb.testing``,
+    the one the test suites use), with one SQLite file per database under ``workdir``, as a
+    deployment would keep them. The description is what a report records: kind, redacted URI,
+    versions. Raises RuntimeError when neither server is available.
     """
-    env_uri = os.environ.get("AALIS_TEST_MONGODB_URI")
-    if env_uri:
-        yield env_uri, {"kind": "external", "uri": redact_uri(env_uri), **await _server_build(env_uri)}
-        return
-    command = _nx_command()
-    if command is None:
-        raise RuntimeError("nx-27017 is not installed and AALIS_TEST_MONGODB_URI is not set")
-    port = free_port()
-    log = workdir / "nx-27017.log"
-    proc = _spawn_nx(command, port, workdir, log)
-    uri = f"mongodb://127.0.0.1:{port}/?directConnection=true&serverSelectionTimeoutMS=5000"
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            if proc.poll() is not None:
-                raise RuntimeError(f"nx-27017 exited with {proc.returncode}; see its log {log}")
-            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.2):
-                break
-            if time.monotonic() > deadline:
-                raise RuntimeError("nx-27017 did not listen within 30 s")
-            await asyncio.sleep(0.05)
-        build = await _server_build(uri)
-        yield uri, {
-            "kind": "nx-27017 (MongoDB wire-protocol server on SQLite, started on loopback)",
-            "uri": f"mongodb://127.0.0.1:{port}/",
-            "nx-27017": versions().get("nx-27017"),
-            **build,
-        }
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+    from aalis_plugin_memory_mongodb.testing import EXTERNAL, wire_server
 
-
-def _spawn_nx(command: list[str], port: int, workdir: Path, log: Path) -> subprocess.Popen[bytes]:
-    (workdir / "nx-data").mkdir(exist_ok=True)
-    return subprocess.Popen(
-        [
-            *command,
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-            "--data-dir",
-            str(workdir / "nx-data"),  # one SQLite file per database, as a deployment would
-            "--log-file",
-            str(log),
-            "--pid-file",
-            str(workdir / "nx.pid"),
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.STDOUT,
-        cwd=workdir,
-    )
-
-
-async def _server_build(uri: str) -> dict[str, Any]:
-    from pymongo import AsyncMongoClient
-
-    client: Any = AsyncMongoClient(uri)
-    try:
-        info = await client.admin.command("buildInfo")
-        return {"reported_version": info.get("version")}
-    except Exception as exc:  # a server that lacks buildInfo still serves the benchmark
-        return {"reported_version": None, "build_info_error": str(exc)[:200]}
-    finally:
-        await client.close()
+    with wire_server(workdir, in_memory=False) as server:
+        # A server that died fails a benchmark in 5 s, not the driver's default 30 s; an
+        # external URI is used as given.
+        uri = server.uri if server.kind == EXTERNAL else server.with_options(serverSelectionTimeoutMS=5000)
+        yield uri, await asyncio.to_thread(server.describe)
 
 
 def run(main: Callable[[argparse.Namespace], Any], args: argparse.Namespace) -> None:

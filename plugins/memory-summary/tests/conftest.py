@@ -6,21 +6,14 @@ is a scripted ``ChatModel`` plugin whose replies can be held behind an ``asyncio
 test decides exactly when the model answers and can act on the store meanwhile.
 
 MongoDB: ``$AALIS_TEST_MONGODB_URI`` when set, else the pinned ``nx-27017`` wire-protocol
-server started here on loopback (the same few lines as ``plugins/memory-mongodb/tests`` and
-``tests/reliability``: fixtures cannot be imported across test directories under
-``--import-mode=importlib``).
+server started on loopback by ``aalis_plugin_memory_mongodb.testing.wire_server`` (shared with
+the other suites and the benchmarks); skipped with the reason when neither is available.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
-import shutil
-import socket
-import subprocess
-import sys
-import time
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from pathlib import Path
@@ -52,59 +45,14 @@ def plugin_class(name: str) -> Any:
     pytest.skip(f"plugin {name} is not installed")
 
 
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def _nx_command() -> list[str] | None:
-    exe = Path(sys.executable).with_name("nx-27017")
-    if exe.exists():
-        return [str(exe)]
-    found = shutil.which("nx-27017")
-    return [found] if found else None
-
-
 @pytest.fixture(scope="session")
 def mongodb_uri(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    env_uri = os.environ.get("AALIS_TEST_MONGODB_URI")
-    if env_uri:
-        yield env_uri
-        return
-    command = _nx_command()
-    if command is None:
-        pytest.skip("no MongoDB: nx-27017 is not installed and AALIS_TEST_MONGODB_URI is unset")
-    workdir = tmp_path_factory.mktemp("nx-27017")
-    port = _free_port()
-    proc = subprocess.Popen(
-        [
-            *command, "--host", "127.0.0.1", "--port", str(port),
-            "--db", str(workdir / "nx.db"),
-            "--log-file", str(workdir / "nx.log"), "--pid-file", str(workdir / "nx.pid"),
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.STDOUT,
-        cwd=workdir,
-    )
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            if proc.poll() is not None:
-                pytest.fail(f"nx-27017 exited with {proc.returncode} (log: {workdir / 'nx.log'})")
-            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.2):
-                break
-            if time.monotonic() > deadline:
-                pytest.fail("nx-27017 did not listen within 30 s")
-            time.sleep(0.05)
-        yield f"mongodb://127.0.0.1:{port}/?directConnection=true"
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+    """``$AALIS_TEST_MONGODB_URI``, else nx-27017 on loopback, keeping its databases on disk."""
+    testing = pytest.importorskip("aalis_plugin_memory_mongodb.testing", reason="memory-mongodb is not installed")
+    if reason := testing.unavailable():
+        pytest.skip(reason)
+    with testing.wire_server(tmp_path_factory.mktemp("nx-27017"), in_memory=False) as server:
+        yield server.uri
 
 
 # -- the scripted summary model ---------------------------------------------------------------
