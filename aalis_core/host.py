@@ -305,6 +305,11 @@ class Host:
             entry.error = reason
         for name, value in result.configs.items():
             self._entries[name].config = value
+        # Failures found before start (import, instantiation, declaration, config class) are
+        # logged once here, so they reach the log as start failures do, not only plugins().
+        for entry in self._entries.values():
+            if entry.state == "error":
+                self._plugin_logger(entry.name).error("plugin failed to load", error=entry.error)
 
         for entry in self._entries.values():
             if entry.state == "discovered" and entry.plugin is not None:

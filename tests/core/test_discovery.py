@@ -9,6 +9,7 @@ import pytest
 
 from aalis_core import ConfigError, Host, Plugin
 from aalis_core.discovery import discover_plugins
+from aalis_core.testing import capture_logs
 
 GOOD = """
 from aalis_core import Plugin, hookimpl
@@ -90,8 +91,12 @@ async def test_broken_plugins_are_listed_in_error_and_host_goes_on(dists: Any, o
         },
     )
     only("t-good2", "t-broken", "t-mismatch", "t-notplugin", "t-ctor")
-    async with Host() as host:
-        info = {p.name: p for p in host.plugins()}
+    with capture_logs() as logs:
+        async with Host() as host:
+            info = {p.name: p for p in host.plugins()}
+    logged = {line["plugin"]: line["error"] for line in logs.lines if line["event"] == "plugin failed to load"}
+    assert set(logged) == {"t-broken", "t-mismatch", "t-notplugin", "t-ctor"}
+    assert "not_a_module_anywhere_xyz" in logged["t-broken"]
     assert info["t-good2"].state == "active"
     assert info["t-broken"].state == "error"
     assert "import failed: ModuleNotFoundError" in (info["t-broken"].error or "")
