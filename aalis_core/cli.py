@@ -226,6 +226,13 @@ def cli() -> None:
     Configuration is read from $AALIS_CONFIG or ./aalis.toml when present; otherwise the
     embedded default runs (SQLite under ./.aalis).
     """
+    # ``main`` configures logging; an embedding program or a test that invokes the group
+    # directly may not have, and structlog's unconfigured default prints to stdout, where it
+    # would corrupt ``--json`` output. Log lines belong on stderr.
+    from aalis_core.logging import configure_logging, is_configured
+
+    if not is_configured():
+        configure_logging(os.environ.get("AALIS_LOG_LEVEL", "warning"))
 
 
 # ------------------------------------------------------------------------------------------
