@@ -355,3 +355,20 @@ def run(main: Callable[[argparse.Namespace], Any], args: argparse.Namespace) -> 
     outcome = main(args)
     if asyncio.iscoroutine(outcome):
         asyncio.run(outcome)
+
+
+def vm_steps(conn: sqlite3.Connection, fn: Callable[[], Any]) -> int:
+    """SQLite virtual-machine instructions one call executes: a cost no machine load can skew."""
+    count = 0
+
+    def tick() -> int:
+        nonlocal count
+        count += 1
+        return 0
+
+    conn.set_progress_handler(tick, 1)
+    try:
+        fn()
+    finally:
+        conn.set_progress_handler(None, 1)
+    return count

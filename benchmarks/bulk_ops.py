@@ -41,6 +41,7 @@ from _harness import (
     run,
     scratch_dir,
     sync,
+    vm_steps,
 )
 
 NAME = "bulk_ops"
@@ -241,23 +242,6 @@ async def cross_session(args: argparse.Namespace, report: Report, workdir: Path)
             hand.conn.close()
             await store.close()
     return table
-
-
-def vm_steps(conn: sqlite3.Connection, fn: Callable[[], Any]) -> int:
-    """SQLite virtual-machine instructions one call executes: a cost no machine load can skew."""
-    count = 0
-
-    def tick() -> int:
-        nonlocal count
-        count += 1
-        return 0
-
-    conn.set_progress_handler(tick, 1)
-    try:
-        fn()
-    finally:
-        conn.set_progress_handler(None, 1)
-    return count
 
 
 

@@ -26,7 +26,7 @@ import json
 import sqlite3
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +43,7 @@ from _harness import (
     run,
     scratch_dir,
     sync,
+    vm_steps,
 )
 
 NAME = "history_vs_peers"
@@ -119,23 +120,6 @@ class HandWritten:
 
     def close(self) -> None:
         self.conn.close()
-
-
-def vm_steps(conn: sqlite3.Connection, fn: Callable[[], Any]) -> int:
-    """SQLite virtual-machine instructions one call executes: a cost no machine load can skew."""
-    count = 0
-
-    def tick() -> int:
-        nonlocal count
-        count += 1
-        return 0
-
-    conn.set_progress_handler(tick, 1)
-    try:
-        fn()
-    finally:
-        conn.set_progress_handler(None, 1)
-    return count
 
 
 async def measure_langchain(total: int, workdir: Path, args: argparse.Namespace, report: Report) -> dict[str, Any]:
