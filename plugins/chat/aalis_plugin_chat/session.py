@@ -22,12 +22,12 @@ from aalis_api_memory import (
     UnknownClearType,
     run_clear,
 )
+from aalis_api_memory.tokens import estimate_message_tokens, estimate_text_tokens
 from aalis_schema_message import Message, now_ms
 
 from aalis_core.capability import CapabilityAbsent
 from aalis_plugin_chat.config import ChatConfig
 from aalis_plugin_chat.standin import StandInModel
-from aalis_plugin_chat.tokens import estimate_message, estimate_text
 
 HELP = """\
 Commands:
@@ -140,7 +140,7 @@ class ChatSession:
         summary = await self._summary()
         if summary is not None:
             head.append(Message(role="system", content=f"Summary of the earlier conversation:\n{summary}"))
-        head_tokens = sum(estimate_message(m) for m in head)
+        head_tokens = sum(estimate_message_tokens(m) for m in head)
 
         fetched = await memory.get_history(self.session_id, self._config.history_fetch)
         conversation = [m for m in fetched if not m.is_control]
@@ -150,14 +150,14 @@ class ChatSession:
         chosen: list[Message] = []
         used = head_tokens
         for message in reversed(conversation):
-            tokens = estimate_message(message)
+            tokens = estimate_message_tokens(message)
             if chosen and used + tokens > budget:
                 break
             chosen.append(message)
             used += tokens
         chosen.reverse()
         trimmed = len(chosen) < total
-        compressible = sum(estimate_message(m) for m in chosen[:-1])  # the new line stays
+        compressible = sum(estimate_message_tokens(m) for m in chosen[:-1])  # the new line stays
         usage = CompressionUsage(
             used=used,
             context_window=window,
@@ -202,7 +202,7 @@ class ChatSession:
         if result.usage is not None:
             used = result.usage.prompt_tokens + result.usage.completion_tokens
         else:
-            used = prompt_tokens + estimate_text(result.content)
+            used = prompt_tokens + estimate_text_tokens(result.content)
         usage = attrs.evolve(usage, used=used, history_messages=usage.history_messages + 1)
         await self._emit(
             "token_usage", session_id=self.session_id, platform=self._config.platform, usage=usage

@@ -35,8 +35,7 @@ from collections import Counter
 from collections.abc import Sequence
 
 import attrs
-
-from aalis_plugin_memory_summary.tokens import estimate_text_tokens, is_cjk
+from aalis_api_memory.tokens import estimate_text_tokens, is_cjk
 
 EXTRACTIVE_ID = "extractive"
 HEADER = "[Extractive summary: key sentences selected offline by word frequency; no model wrote it.]"

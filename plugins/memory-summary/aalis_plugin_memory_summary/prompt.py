@@ -14,9 +14,8 @@ from collections.abc import Sequence
 from typing import Any
 
 import attrs
+from aalis_api_memory.tokens import estimate_text_tokens
 from aalis_schema_message import Message
-
-from aalis_plugin_memory_summary.tokens import estimate_text_tokens
 
 #: Characters of one message shown to the summary model; longer texts are cut in the middle.
 MESSAGE_CHARS = 4000

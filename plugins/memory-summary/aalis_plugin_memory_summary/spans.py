@@ -17,9 +17,8 @@ import re
 from collections.abc import Iterable, Sequence
 
 import attrs
+from aalis_api_memory.tokens import estimate_message_tokens
 from aalis_schema_message import Message
-
-from aalis_plugin_memory_summary.tokens import estimate_message_tokens
 
 
 @attrs.frozen

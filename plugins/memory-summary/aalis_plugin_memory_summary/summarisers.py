@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from typing import Any, Protocol
 
 from aalis_api_llm import ChatModel
+from aalis_api_memory.tokens import estimate_text_tokens
 from aalis_schema_message import Message
 
 from aalis_plugin_memory_summary import extractive
@@ -23,7 +24,6 @@ from aalis_plugin_memory_summary.prompt import (
     parse_reply,
     transcript_lines,
 )
-from aalis_plugin_memory_summary.tokens import estimate_text_tokens
 
 #: Tokens reserved for the model's reply.
 REPLY_TOKENS = 1024

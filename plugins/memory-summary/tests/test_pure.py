@@ -1,9 +1,9 @@
-"""The pure parts of the algorithm: token estimate, split point, keep rules, reply parsing."""
+"""The pure parts of the algorithm: split point, keep rules, reply parsing."""
 
 import pytest
+from aalis_api_memory.tokens import estimate_message_tokens
 from aalis_plugin_memory_summary.prompt import build_prompt, message_line, parse_reply
 from aalis_plugin_memory_summary.spans import parse_label, select_keep, split_point, tool_groups
-from aalis_plugin_memory_summary.tokens import estimate_message_tokens, estimate_text_tokens
 from aalis_schema_message import Message, ToolCall
 
 
@@ -28,21 +28,6 @@ def call(*ids: str) -> Message:
 
 def result(call_id: str, text: str = "ok") -> Message:
     return Message(role="tool", content=text, tool_call_id=call_id)
-
-
-# -- tokens ---------------------------------------------------------------------------------
-
-
-def test_token_estimate_rules() -> None:
-    assert estimate_text_tokens("") == 0
-    assert estimate_text_tokens("hello world") == 4  # ceil(11 / 3.5)
-    assert estimate_text_tokens("你好") == 3  # 2 x 1.5
-    assert estimate_text_tokens("ab你好cd") == 1 + 3 + 1  # two runs of other characters
-    assert estimate_text_tokens("日本語のテキスト") == 12  # kana count as CJK too
-    assert estimate_message_tokens(u("hello world")) == 8  # +4 per message
-    assert estimate_message_tokens(Message(role="user", content=None)) == 4
-    # tool calls are read by the model too
-    assert estimate_message_tokens(call("c1")) == 4 + estimate_text_tokens("lookup {}")
 
 
 # -- split point ----------------------------------------------------------------------------
