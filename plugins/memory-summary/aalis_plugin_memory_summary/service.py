@@ -168,14 +168,7 @@ class SummaryCompression:
     async def compress_at(self, session_id: str, platform: str | None = None) -> float | None:
         """Session override > platform profile > default; None when the line is 0 (off)."""
         check_session_id(session_id)
-        overrides = await self._overrides(session_id)
-        value = overrides.compress_at
-        profile = self._config.platforms.get(platform) if platform else None
-        if value is None and profile is not None:
-            value = profile.compress_at
-        if value is None:
-            value = self._config.compress_at
-        return value if value > 0 else None
+        return self._compress_at(await self._overrides(session_id), platform)
 
     async def history_limit(self, session_id: str, platform: str | None = None) -> int:
         """The count line with the same layering as ``compress_at``; 0 means off."""
@@ -185,9 +178,10 @@ class SummaryCompression:
     async def session_lines(self, session_id: str, platform: str | None = None) -> CompressionLines:
         """Both lines of a session, as ``compression_due`` takes them."""
         check_session_id(session_id)
+        overrides = await self._overrides(session_id)  # one metadata read for both lines
         return CompressionLines(
-            compress_at=await self.compress_at(session_id, platform),
-            history_limit=await self.history_limit(session_id, platform),
+            compress_at=self._compress_at(overrides, platform),
+            history_limit=self._history_limit(overrides, platform),
         )
 
     async def summary(self, session_id: str) -> SummaryRecord | None:
@@ -273,6 +267,15 @@ class SummaryCompression:
             return LineOverrides()
         memory = self._memory_or_raise()
         return overrides_from_json(await memory.get_metadata(LINES_NAMESPACE, session_id))
+
+    def _compress_at(self, overrides: LineOverrides, platform: str | None) -> float | None:
+        value = overrides.compress_at
+        profile = self._config.platforms.get(platform) if platform else None
+        if value is None and profile is not None:
+            value = profile.compress_at
+        if value is None:
+            value = self._config.compress_at
+        return value if value > 0 else None
 
     def _history_limit(self, overrides: LineOverrides, platform: str | None) -> int:
         value = overrides.history_limit
