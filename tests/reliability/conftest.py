@@ -12,6 +12,7 @@ server started on loopback for the whole session by
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterator
@@ -101,14 +102,11 @@ async def memory_host(
 
 
 async def _drop_database(table: dict[str, Any]) -> None:
-    from pymongo import AsyncMongoClient
+    # Only reached for memory-mongodb, so its test helpers are installed.
+    from aalis_plugin_memory_mongodb.testing import drop_database
 
-    client: Any = AsyncMongoClient(table["uri"])
-    try:
-        with contextlib.suppress(Exception):
-            await client.drop_database(table["database"])
-    finally:
-        await client.close()
+    with contextlib.suppress(Exception):
+        await asyncio.to_thread(drop_database, table["uri"], table["database"])
 
 
 @pytest.fixture

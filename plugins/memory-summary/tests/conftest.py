@@ -176,14 +176,11 @@ def backend_config(name: str, tmp_path: Path, request: pytest.FixtureRequest) ->
 
 
 async def _drop_database(table: dict[str, Any]) -> None:
-    from pymongo import AsyncMongoClient
+    # Only reached for memory-mongodb, so its test helpers are installed.
+    from aalis_plugin_memory_mongodb.testing import drop_database
 
-    client: Any = AsyncMongoClient(table["uri"])
-    try:
-        with contextlib.suppress(Exception):
-            await client.drop_database(table["database"])
-    finally:
-        await client.close()
+    with contextlib.suppress(Exception):
+        await asyncio.to_thread(drop_database, table["uri"], table["database"])
 
 
 @pytest.fixture(params=BACKENDS)
