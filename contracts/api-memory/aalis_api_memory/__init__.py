@@ -2,6 +2,7 @@
 
 from aalis_api_memory.capabilities import compression, memory
 from aalis_api_memory.clearing import (
+    CONTEXT_CLEAR_TYPE,
     ClearRequest,
     ClearResult,
     ClearType,
@@ -37,6 +38,7 @@ from aalis_api_memory.types import (
 )
 
 __all__ = [
+    "CONTEXT_CLEAR_TYPE",
     "OPTIONAL_METHODS",
     "REASON_CODES",
     "ClearRequest",

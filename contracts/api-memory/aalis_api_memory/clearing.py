@@ -65,6 +65,11 @@ class ClearType:
     label: Text = attrs.field(validator=_check_text)
 
 
+#: What every memory backend contributes: the message history, cleared by ``run_clear``'s
+#: default action. One shared value, so all backends offer the same id and label.
+CONTEXT_CLEAR_TYPE = ClearType(CONTEXT, TextRef("memory.clear.context", "Conversation history"))
+
+
 @attrs.frozen
 class ClearResult:
     """One participant's report. ``message`` says success or failure on its own."""
@@ -365,6 +370,7 @@ __all__ = [
     "ALIASES",
     "ALL_TYPES",
     "CONTEXT",
+    "CONTEXT_CLEAR_TYPE",
     "SCOPES",
     "ClearRequest",
     "ClearResult",

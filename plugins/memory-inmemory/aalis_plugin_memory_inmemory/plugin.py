@@ -8,7 +8,7 @@ configured. It is what tests and throwaway sessions pin explicitly.
 from __future__ import annotations
 
 import attrs
-from aalis_api_memory import ClearType, TextRef, memory
+from aalis_api_memory import CONTEXT_CLEAR_TYPE, ClearType, memory
 from aalis_api_memory.validation import (
     DEFAULT_CROSS_SESSION_MAX_LIMIT,
     DEFAULT_RANGE_QUERY_LIMIT,
@@ -58,7 +58,7 @@ class MemoryInmemory(Plugin):
 
     @hookimpl
     def memory_clear_types(self) -> list[ClearType]:
-        return [ClearType("context", TextRef("memory.clear.context", "Conversation history"))]
+        return [CONTEXT_CLEAR_TYPE]
 
 
 __all__ = ["PRIORITY", "InMemoryConfig", "MemoryInmemory"]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from aalis_api_memory import ClearType, memory
+from aalis_api_memory import CONTEXT_CLEAR_TYPE, ClearType, memory
 
 from aalis_core.capability import Capability
 from aalis_core.context import PluginContext
@@ -58,7 +58,7 @@ class MemoryMongodb(Plugin):
 
     @hookimpl
     def memory_clear_types(self) -> list[ClearType]:
-        return [ClearType("context", "Conversation history")]
+        return [CONTEXT_CLEAR_TYPE]
 
 
 __all__ = ["PRIORITY", "MemoryMongodb"]

@@ -8,7 +8,7 @@ import socket
 import time
 
 import pytest
-from aalis_api_memory import ClearType, memory
+from aalis_api_memory import CONTEXT_CLEAR_TYPE, memory
 from aalis_plugin_memory_mongodb import MemoryMongodb, MongoConfig, MongoMemory, MongoUnavailable
 from aalis_schema_message import Message
 from pymongo.errors import InvalidOperation
@@ -58,7 +58,7 @@ async def test_with_uri_it_provides_memory(tmp_path, mongo_config):
             assert [m.content for m in await handle.use.get_history("s")] == ["hi"]
             assert hasattr(handle.use, "list_sessions")
             types = host.collect_contributions("memory_clear_types")
-            assert ("memory-mongodb", ClearType("context", "Conversation history")) in types
+            assert ("memory-mongodb", CONTEXT_CLEAR_TYPE) in types
             client = plugin.store._client  # closed by stop below
     assert plugin.store is None
     with pytest.raises(InvalidOperation, match="after close"):

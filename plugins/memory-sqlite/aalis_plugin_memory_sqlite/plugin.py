@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from aalis_api_memory import ClearType, TextRef, memory
+from aalis_api_memory import CONTEXT_CLEAR_TYPE, ClearType, memory
 
 from aalis_core.context import PluginContext
 from aalis_core.markers import hookimpl
@@ -50,7 +50,7 @@ class MemorySqlite(Plugin):
 
     @hookimpl
     def memory_clear_types(self) -> list[ClearType]:
-        return [ClearType("context", TextRef("memory.clear.context", "Conversation history"))]
+        return [CONTEXT_CLEAR_TYPE]
 
 
 __all__ = ["PRIORITY", "MemorySqlite"]
