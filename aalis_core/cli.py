@@ -171,9 +171,7 @@ def load_plugin_commands(group: click.Group) -> list[str]:
         try:
             impl.function(*[group for _ in impl.argnames])
         except Exception as exc:
-            get_logger(impl.plugin_name).warning(
-                "register_commands failed", error=error_text(exc)
-            )
+            get_logger(impl.plugin_name).warning("register_commands failed", error=error_text(exc))
             continue
         registered.append(impl.plugin_name)
     return registered

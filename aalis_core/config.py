@@ -171,7 +171,9 @@ def parse_config(
         if key not in _TOP_LEVEL:
             problems.append(
                 ConfigProblem(
-                    source, None, key,
+                    source,
+                    None,
+                    key,
                     f"unknown table; expected one of: {', '.join(f'[{t}]' for t in _TOP_LEVEL)}",
                 )
             )
@@ -199,7 +201,9 @@ def parse_config(
             else:
                 problems.append(
                     ConfigProblem(
-                        source, "plugins", "disabled",
+                        source,
+                        "plugins",
+                        "disabled",
                         f"expected a list of plugin names (strings), got {_describe_value(value)}",
                     )
                 )
@@ -208,7 +212,9 @@ def parse_config(
         else:
             problems.append(
                 ConfigProblem(
-                    source, "plugins", key,
+                    source,
+                    "plugins",
+                    key,
                     f"expected a table [plugins.{key}] or 'disabled', got {_describe_value(value)}",
                 )
             )
@@ -218,17 +224,27 @@ def parse_config(
         where = f"capabilities.{cap}"
         if not isinstance(value, Mapping):
             problems.append(
-                ConfigProblem(source, "capabilities", cap,
-                              f"expected a table [{where}], got {_describe_value(value)}")
+                ConfigProblem(
+                    source,
+                    "capabilities",
+                    cap,
+                    f"expected a table [{where}], got {_describe_value(value)}",
+                )
             )
             continue
         for key, item in value.items():
             if key != "provider":
-                problems.append(ConfigProblem(source, where, key, "unknown key; expected: provider"))
+                problems.append(
+                    ConfigProblem(source, where, key, "unknown key; expected: provider")
+                )
             elif not isinstance(item, str) or not item:
                 problems.append(
-                    ConfigProblem(source, where, key,
-                                  f"expected a plugin name (string), got {_describe_value(item)}")
+                    ConfigProblem(
+                        source,
+                        where,
+                        key,
+                        f"expected a plugin name (string), got {_describe_value(item)}",
+                    )
                 )
             else:
                 capabilities[cap] = str(item)
@@ -238,8 +254,12 @@ def parse_config(
         where = f"consumers.{consumer}"
         if not isinstance(value, Mapping):
             problems.append(
-                ConfigProblem(source, "consumers", consumer,
-                              f"expected a table [{where}], got {_describe_value(value)}")
+                ConfigProblem(
+                    source,
+                    "consumers",
+                    consumer,
+                    f"expected a table [{where}], got {_describe_value(value)}",
+                )
             )
             continue
         pins: dict[str, str] = {}
@@ -247,7 +267,9 @@ def parse_config(
             if not isinstance(item, str) or not item:
                 problems.append(
                     ConfigProblem(
-                        source, where, cap,
+                        source,
+                        where,
+                        cap,
                         f"expected a provider plugin name (string), got {_describe_value(item)}",
                     )
                 )
@@ -316,7 +338,8 @@ def validate_plugins(config: HostConfig, plugins: Mapping[str, PluginSchema]) ->
         if name not in plugins:
             problems.append(
                 config.problem(
-                    f"plugins.{name}", None,
+                    f"plugins.{name}",
+                    None,
                     f"no installed plugin is named {name!r}; installed plugins: {installed}",
                 )
             )
@@ -355,7 +378,8 @@ def validate_plugins(config: HostConfig, plugins: Mapping[str, PluginSchema]) ->
         if schema is None:
             problems.append(
                 config.problem(
-                    table, key,
+                    table,
+                    key,
                     f"no installed plugin is named {provider!r}; installed plugins: {installed}",
                 )
             )
@@ -363,7 +387,8 @@ def validate_plugins(config: HostConfig, plugins: Mapping[str, PluginSchema]) ->
             offered = ", ".join(sorted(schema.provides)) or "nothing"
             problems.append(
                 config.problem(
-                    table, key,
+                    table,
+                    key,
                     f"plugin {provider!r} does not provide capability {cap!r} "
                     f"(it provides: {offered})",
                 )
@@ -378,7 +403,8 @@ def validate_plugins(config: HostConfig, plugins: Mapping[str, PluginSchema]) ->
             known = ", ".join([*BUILTIN_CONSUMERS, *sorted(plugins)])
             problems.append(
                 config.problem(
-                    "consumers", consumer,
+                    "consumers",
+                    consumer,
                     f"no consumer is named {consumer!r}; expected one of: {known}",
                 )
             )
@@ -392,7 +418,8 @@ def validate_plugins(config: HostConfig, plugins: Mapping[str, PluginSchema]) ->
                 used = ", ".join(sorted(consumer_schema.consumes)) or "nothing"
                 problems.append(
                     config.problem(
-                        where, cap,
+                        where,
+                        cap,
                         f"plugin {consumer!r} does not use capability {cap!r} (it uses: {used})",
                     )
                 )
@@ -421,7 +448,11 @@ class EnvStr(str):
 
 
 def _substitute_env(
-    value: Any, source: str, table: str | None, problems: list[ConfigProblem], key: str | None = None
+    value: Any,
+    source: str,
+    table: str | None,
+    problems: list[ConfigProblem],
+    key: str | None = None,
 ) -> Any:
     """Replace ``${NAME}`` in every string (``$${`` escapes a literal ``${``)."""
     if isinstance(value, str):
@@ -435,16 +466,24 @@ def _substitute_env(
             name = match.group(2)
             if not _ENV_NAME.match(name):
                 problems.append(
-                    ConfigProblem(source, table, key,
-                                  f"invalid environment reference ${{{name}}}; expected ${{NAME}}")
+                    ConfigProblem(
+                        source,
+                        table,
+                        key,
+                        f"invalid environment reference ${{{name}}}; expected ${{NAME}}",
+                    )
                 )
                 return ""
             names.append(name)
             env = os.environ.get(name)
             if env is None:
                 problems.append(
-                    ConfigProblem(source, table, key,
-                                  f"environment variable {name} is not set (referenced as ${{{name}}})")
+                    ConfigProblem(
+                        source,
+                        table,
+                        key,
+                        f"environment variable {name} is not set (referenced as ${{{name}}})",
+                    )
                 )
                 return ""
             return env
@@ -533,7 +572,9 @@ def _type_hints(cls: type[Any]) -> dict[str, Any]:
 
                 get_logger(None, component="config").warning(
                     "config annotation not resolvable; value not type-checked",
-                    config_class=cls.__qualname__, field=field.name, annotation=field.type,
+                    config_class=cls.__qualname__,
+                    field=field.name,
+                    annotation=field.type,
                 )
                 continue
         hints[field.name] = annotation
@@ -548,9 +589,7 @@ def _field_key(field: attrs.Attribute[Any]) -> str:
 def _required_keys(cls: type[Any]) -> list[str]:
     if not attrs.has(cls):
         return []
-    return [
-        _field_key(f) for f in attrs.fields(cls) if f.init and f.default is attrs.NOTHING
-    ]
+    return [_field_key(f) for f in attrs.fields(cls) if f.init and f.default is attrs.NOTHING]
 
 
 def _structure_into(
@@ -571,7 +610,9 @@ def _structure_into(
         if key not in fields:
             expected = ", ".join(fields) or "no keys"
             problems.append(
-                ConfigProblem(source, table_name, str(key), f"unknown key; expected one of: {expected}")
+                ConfigProblem(
+                    source, table_name, str(key), f"unknown key; expected one of: {expected}"
+                )
             )
 
     kwargs: dict[str, Any] = {}
@@ -580,8 +621,12 @@ def _structure_into(
             if field.default is attrs.NOTHING:
                 tp = hints.get(field.name, field.type)
                 problems.append(
-                    ConfigProblem(source, table_name, key,
-                                  f"missing required key; expected {_describe_type(tp)}")
+                    ConfigProblem(
+                        source,
+                        table_name,
+                        key,
+                        f"missing required key; expected {_describe_type(tp)}",
+                    )
                 )
             continue
         raw = table[key]
@@ -595,8 +640,9 @@ def _structure_into(
             value = _convert(raw, tp, source, table_name, key, problems)
         except _Mismatch as exc:
             problems.append(
-                ConfigProblem(source, table_name, key,
-                              f"expected {exc.expected}, got {_describe_value(raw)}")
+                ConfigProblem(
+                    source, table_name, key, f"expected {exc.expected}, got {_describe_value(raw)}"
+                )
             )
             continue
         except _NestedFailed:
@@ -606,8 +652,12 @@ def _structure_into(
                 field.validator(None, field, value)
             except (ValueError, TypeError) as exc:
                 problems.append(
-                    ConfigProblem(source, table_name, key,
-                                  f"invalid value {_describe_value(raw)}: {_exc_text(exc)}")
+                    ConfigProblem(
+                        source,
+                        table_name,
+                        key,
+                        f"invalid value {_describe_value(raw)}: {_exc_text(exc)}",
+                    )
                 )
                 continue
             except Exception:  # a validator that needs the instance: checked on construction
@@ -619,7 +669,9 @@ def _structure_into(
     try:
         return cls(**kwargs)
     except (ValueError, TypeError) as exc:
-        problems.append(ConfigProblem(source, table_name, None, f"invalid settings: {_exc_text(exc)}"))
+        problems.append(
+            ConfigProblem(source, table_name, None, f"invalid settings: {_exc_text(exc)}")
+        )
         return _FAILED
 
 
@@ -752,8 +804,9 @@ def _convert(
         for k, v in value.items():
             if not isinstance(k, str):
                 raise _Mismatch(_describe_type(tp))
-            out[k] = _convert_item(v, value_tp, source, table_name, f"{key}.{k}", problems,
-                                   nested_table=True)
+            out[k] = _convert_item(
+                v, value_tp, source, table_name, f"{key}.{k}", problems, nested_table=True
+            )
         return out
     if isinstance(tp, type):
         if isinstance(value, tp):
@@ -777,7 +830,9 @@ def _convert_item(
         return _convert(value, tp, source, table_name, key, problems)
     except _Mismatch as exc:
         problems.append(
-            ConfigProblem(source, table_name, key, f"expected {exc.expected}, got {_describe_value(value)}")
+            ConfigProblem(
+                source, table_name, key, f"expected {exc.expected}, got {_describe_value(value)}"
+            )
         )
         raise _NestedFailed from None
 
@@ -823,7 +878,7 @@ def _describe_type(tp: Any) -> str:
 def _plural(description: str) -> str:
     for article in ("an ", "a "):
         if description.startswith(article):
-            return description[len(article):] + "s"
+            return description[len(article) :] + "s"
     return description
 
 

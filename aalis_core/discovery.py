@@ -140,8 +140,11 @@ def discover_plugins(
     for ep in eps:
         dist_name, dist_version = _dist_info(ep)
         item = DiscoveredPlugin(
-            name=ep.name, state="discovered", version=dist_version,
-            distribution=dist_name, value=ep.value,
+            name=ep.name,
+            state="discovered",
+            version=dist_version,
+            distribution=dist_name,
+            value=ep.value,
         )
         if ep.name in seen:
             other = seen[ep.name]
@@ -213,8 +216,9 @@ def discover_hookspecs(
             module = ep.load()
         except Exception as exc:
             found.append(
-                DiscoveredHookspecs(ep.name, distribution=dist_name,
-                                    error=f"import failed: {error_text(exc)}")
+                DiscoveredHookspecs(
+                    ep.name, distribution=dist_name, error=f"import failed: {error_text(exc)}"
+                )
             )
             continue
         found.append(DiscoveredHookspecs(ep.name, module=module, distribution=dist_name))

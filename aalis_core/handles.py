@@ -132,9 +132,7 @@ class CapabilityRegistry:
             return None
         return max(records, key=ProviderRecord.rank)
 
-    def handle(
-        self, capability: Capability[T], consumer: str, pin: str | None = None
-    ) -> Handle[T]:
+    def handle(self, capability: Capability[T], consumer: str, pin: str | None = None) -> Handle[T]:
         """A new handle for ``consumer`` on ``capability``."""
         return Handle(self, capability, consumer, pin)
 
@@ -146,8 +144,15 @@ class Handle(Generic[T]):
     valid for as long as the provider it was bound to stays active.
     """
 
-    __slots__ = ("_cache_gen", "_cache_proxy", "_cache_record", "_pin", "_registry", "capability",
-                 "consumer")
+    __slots__ = (
+        "_cache_gen",
+        "_cache_proxy",
+        "_cache_record",
+        "_pin",
+        "_registry",
+        "capability",
+        "consumer",
+    )
 
     def __init__(
         self,
@@ -222,9 +227,7 @@ class Handle(Generic[T]):
         )
 
 
-def _guard(
-    record: ProviderRecord, consumer: str, func: Callable[..., Any]
-) -> Callable[..., Any]:
+def _guard(record: ProviderRecord, consumer: str, func: Callable[..., Any]) -> Callable[..., Any]:
     """Wrap a provider method so calling it after the provider left raises."""
     name = record.capability.name
     if inspect.iscoroutinefunction(func):

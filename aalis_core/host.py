@@ -56,7 +56,14 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 PluginState = Literal["discovered", "disabled", "pending", "active", "stopped", "error"]
-STATES: tuple[PluginState, ...] = ("discovered", "disabled", "pending", "active", "stopped", "error")
+STATES: tuple[PluginState, ...] = (
+    "discovered",
+    "disabled",
+    "pending",
+    "active",
+    "stopped",
+    "error",
+)
 
 
 @attrs.frozen
@@ -88,8 +95,19 @@ class _Entry:
     """The host's record of one plugin."""
 
     __slots__ = (
-        "config", "ctx", "declared", "error", "load_index", "logger", "name", "origin",
-        "plugin", "start_called", "starting", "state", "version",
+        "config",
+        "ctx",
+        "declared",
+        "error",
+        "load_index",
+        "logger",
+        "name",
+        "origin",
+        "plugin",
+        "start_called",
+        "starting",
+        "state",
+        "version",
     )
 
     def __init__(self, name: str, load_index: int, origin: str) -> None:
@@ -211,8 +229,9 @@ class Host:
                 self._pm.add_hookspecs(found.module)
             except Exception as exc:
                 self.hookspec_errors.append((found.name, error_text(exc)))
-                self._logger.error("hookspecs failed to load", hookspecs=found.name,
-                                   error=error_text(exc))
+                self._logger.error(
+                    "hookspecs failed to load", hookspecs=found.name, error=error_text(exc)
+                )
         for namespace in hookspecs:
             self._pm.add_hookspecs(namespace)
 
@@ -704,8 +723,9 @@ class Host:
                 if inspect.isawaitable(outcome):
                     await outcome
             except Exception as inner:
-                self._logger.error("on_error callback failed", hook=hook,
-                                   error=error_text(inner), exc_info=inner)
+                self._logger.error(
+                    "on_error callback failed", hook=hook, error=error_text(inner), exc_info=inner
+                )
 
         async def dispatch(index: int) -> None:
             if index >= len(impls):
@@ -758,8 +778,9 @@ class Host:
             try:
                 result = impl.function(*[None for _ in impl.argnames])
             except Exception as exc:
-                logger.error("contribution hook failed", hook=hook, error=error_text(exc),
-                             exc_info=exc)
+                logger.error(
+                    "contribution hook failed", hook=hook, error=error_text(exc), exc_info=exc
+                )
                 continue
             if inspect.isawaitable(result):
                 if inspect.iscoroutine(result):
@@ -771,14 +792,19 @@ class Host:
             try:
                 items = list(result)  # type: ignore[call-overload]
             except TypeError:
-                logger.error("contribution hook returned a non-list", hook=hook,
-                             returned=type(result).__name__)
+                logger.error(
+                    "contribution hook returned a non-list",
+                    hook=hook,
+                    returned=type(result).__name__,
+                )
                 continue
             for item in items:
                 item_id = getattr(item, "id", None)
                 if not isinstance(item_id, str) or not item_id or "/" in item_id:
                     logger.warning(
-                        "invalid contribution dropped", hook=hook, id=repr(item_id),
+                        "invalid contribution dropped",
+                        hook=hook,
+                        id=repr(item_id),
                         expected="a non-empty string without '/'",
                     )
                     continue

@@ -62,7 +62,11 @@ async def running_host(
     their entry points as usual, ``hookspecs`` adds more.
     """
     host = make_test_host(
-        plugins, config, discover=discover, data_dir=data_dir, hookspecs=hookspecs,
+        plugins,
+        config,
+        discover=discover,
+        data_dir=data_dir,
+        hookspecs=hookspecs,
         consumer=consumer,
     )
     async with host:

@@ -65,11 +65,15 @@ _VERSIONED = (
 # -- arguments ------------------------------------------------------------------------------
 
 
-def parse_args(name: str, description: str, argv: Sequence[str] | None = None) -> argparse.Namespace:
+def parse_args(
+    name: str, description: str, argv: Sequence[str] | None = None
+) -> argparse.Namespace:
     """The options every benchmark takes: ``--quick`` (small sizes), ``--out``, ``--budget``."""
     parser = argparse.ArgumentParser(prog=f"benchmarks/{name}.py", description=description)
     parser.add_argument(
-        "--quick", action="store_true", help="small sizes, for the smoke test (figures not meaningful)"
+        "--quick",
+        action="store_true",
+        help="small sizes, for the smoke test (figures not meaningful)",
     )
     parser.add_argument(
         "--out",
@@ -158,7 +162,13 @@ def have(module: str) -> bool:
 def summarise(samples_ns: Sequence[int]) -> dict[str, float]:
     """Median, min, p95 and mean of per-call timings, in microseconds."""
     if not samples_ns:
-        return {"n": 0, "median_us": float("nan"), "min_us": float("nan"), "p95_us": float("nan"), "mean_us": float("nan")}
+        return {
+            "n": 0,
+            "median_us": float("nan"),
+            "min_us": float("nan"),
+            "p95_us": float("nan"),
+            "mean_us": float("nan"),
+        }
     us = sorted(s / 1000 for s in samples_ns)
     p95 = us[min(len(us) - 1, round(0.95 * (len(us) - 1)))]
     return {
@@ -307,12 +317,19 @@ def fmt(value: Any) -> str:
 
 def print_table(title: str, headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
     cells = [[fmt(c) for c in row] for row in rows]
-    widths = [max(len(h), *(len(r[i]) for r in cells)) if cells else len(h) for i, h in enumerate(headers)]
+    widths = [
+        max(len(h), *(len(r[i]) for r in cells)) if cells else len(h) for i, h in enumerate(headers)
+    ]
     print(f"\n{title}")
     print("  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)))
     print("  ".join("-" * w for w in widths))
     for r in cells:
-        print("  ".join(c.rjust(w) if i else c.ljust(w) for i, (c, w) in enumerate(zip(r, widths, strict=True))))
+        print(
+            "  ".join(
+                c.rjust(w) if i else c.ljust(w)
+                for i, (c, w) in enumerate(zip(r, widths, strict=True))
+            )
+        )
     sys.stdout.flush()
 
 
@@ -346,7 +363,11 @@ async def mongodb_server(workdir: Path) -> AsyncIterator[tuple[str, dict[str, An
     with wire_server(workdir, in_memory=False) as server:
         # A server that died fails a benchmark in 5 s, not the driver's default 30 s; an
         # external URI is used as given.
-        uri = server.uri if server.kind == EXTERNAL else server.with_options(serverSelectionTimeoutMS=5000)
+        uri = (
+            server.uri
+            if server.kind == EXTERNAL
+            else server.with_options(serverSelectionTimeoutMS=5000)
+        )
         yield uri, await asyncio.to_thread(server.describe)
 
 

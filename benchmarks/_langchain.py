@@ -36,7 +36,10 @@ def available() -> tuple[bool, str]:
             import langchain_community.chat_message_histories.sql  # noqa: F401
             import langchain_core.messages  # noqa: F401
     except Exception as exc:  # ImportError, or sqlalchemy[asyncio] missing greenlet
-        return False, f"langchain-community is not usable ({type(exc).__name__}: {exc}); install the bench extra"
+        return (
+            False,
+            f"langchain-community is not usable ({type(exc).__name__}: {exc}); install the bench extra",
+        )
     return True, ""
 
 

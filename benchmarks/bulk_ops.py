@@ -74,7 +74,11 @@ def ops(batch: int, n: int = 500) -> list[Any]:
     from aalis_api_memory import Put
 
     return [
-        Put("bench", f"key-{i:04d}", {"batch": batch, "i": i, "text": TEXT, "tags": ["a", "b"], "score": i / 7})
+        Put(
+            "bench",
+            f"key-{i:04d}",
+            {"batch": batch, "i": i, "text": TEXT, "tags": ["a", "b"], "score": i / 7},
+        )
         for i in range(n)
     ]
 
@@ -140,15 +144,34 @@ async def sqlite_part(args: argparse.Namespace, report: Report, workdir: Path) -
         hand_ms: list[float] = []
         for r in range(reps):
             for who in ("ours", "hand"):
-                await store.import_messages(f"arch-{who}-{r}", [message(i) for i in range(2 * span)])
+                await store.import_messages(
+                    f"arch-{who}-{r}", [message(i) for i in range(2 * span)]
+                )
             ours_ms.append(await timed(lambda r=r: store.archive_span(f"arch-ours-{r}", span)))  # type: ignore[misc]
             start = time.perf_counter()
             assert hand.archive(f"arch-hand-{r}", span) == span
             hand_ms.append((time.perf_counter() - start) * 1000)
             assert await store.count_history(f"arch-ours-{r}") == span
         o, h = statistics.median(ours_ms), statistics.median(hand_ms)
-        report.row(backend="sqlite", operation=f"archive_span({span:,})", median_ms=round(o, 2), hand_written_ms=round(h, 2), vs_hand_written=ratio(o, h), runs=reps)
-        table.append(["sqlite", f"archive_span {span:,} of {2 * span:,}", round(o, 2), round(h, 2), ratio(o, h), None, None])
+        report.row(
+            backend="sqlite",
+            operation=f"archive_span({span:,})",
+            median_ms=round(o, 2),
+            hand_written_ms=round(h, 2),
+            vs_hand_written=ratio(o, h),
+            runs=reps,
+        )
+        table.append(
+            [
+                "sqlite",
+                f"archive_span {span:,} of {2 * span:,}",
+                round(o, 2),
+                round(h, 2),
+                ratio(o, h),
+                None,
+                None,
+            ]
+        )
 
         # commit_metadata
         batch_no = 0
@@ -162,12 +185,32 @@ async def sqlite_part(args: argparse.Namespace, report: Report, workdir: Path) -
             hand.commit_metadata(ops(-1))
 
         stats = await interleaved(
-            {"ours": ours_commit, "hand": sync(hand_commit)}, rounds=3 if args.quick else 10, calls_per_round=2, warmup=1
+            {"ours": ours_commit, "hand": sync(hand_commit)},
+            rounds=3 if args.quick else 10,
+            calls_per_round=2,
+            warmup=1,
         )
         o, h = stats["ours"]["median_us"] / 1000, stats["hand"]["median_us"] / 1000
         assert len(await store.list_metadata_keys("bench")) == 500
-        report.row(backend="sqlite", operation="commit_metadata(500 puts)", median_ms=round(o, 2), hand_written_ms=round(h, 2), vs_hand_written=ratio(o, h), runs=stats["ours"]["n"])
-        table.append(["sqlite", "commit_metadata 500 puts", round(o, 2), round(h, 2), ratio(o, h), None, None])
+        report.row(
+            backend="sqlite",
+            operation="commit_metadata(500 puts)",
+            median_ms=round(o, 2),
+            hand_written_ms=round(h, 2),
+            vs_hand_written=ratio(o, h),
+            runs=stats["ours"]["n"],
+        )
+        table.append(
+            [
+                "sqlite",
+                "commit_metadata 500 puts",
+                round(o, 2),
+                round(h, 2),
+                ratio(o, h),
+                None,
+                None,
+            ]
+        )
 
     finally:
         hand.conn.close()
@@ -196,7 +239,10 @@ async def cross_session(args: argparse.Namespace, report: Report, workdir: Path)
                 # 90 % of each session archived, as in a long-lived deployment.
                 await store.import_messages(
                     f"user-{s:04d}",
-                    [message(s * 1_000_000 + j, archived=j < int(per_session * 0.9)) for j in range(per_session)],
+                    [
+                        message(s * 1_000_000 + j, archived=j < int(per_session * 0.9))
+                        for j in range(per_session)
+                    ],
                 )
             opened[size] = (store, Hand(workdir / f"cross-{size}.db"), time.perf_counter() - start)
         contenders: dict[str, Any] = {}
@@ -204,14 +250,18 @@ async def cross_session(args: argparse.Namespace, report: Report, workdir: Path)
             for platform in ("telegram", "rare"):
                 query = RecentMessagesQuery(limit=50, platform=platform)
                 ours_result = await store.get_recent_messages_across_sessions(query)
-                assert [r.message.content for r in ours_result] == [d["content"] for _, d in hand.recent(platform)]
+                assert [r.message.content for r in ours_result] == [
+                    d["content"] for _, d in hand.recent(platform)
+                ]
                 assert len(ours_result) == (50 if not args.quick else len(ours_result))
 
                 async def ours_query(store: Any = store, q: Any = query) -> Any:
                     return await store.get_recent_messages_across_sessions(q)
 
                 contenders[f"ours {size} {platform}"] = ours_query
-                contenders[f"hand {size} {platform}"] = sync(lambda hand=hand, p=platform: hand.recent(p))  # type: ignore[misc]
+                contenders[f"hand {size} {platform}"] = sync(
+                    lambda hand=hand, p=platform: hand.recent(p)
+                )  # type: ignore[misc]
         stats = await interleaved(contenders, rounds=3 if args.quick else 20, calls_per_round=5)
         for size, (store, hand, build_s) in opened.items():
             for platform in ("telegram", "rare"):
@@ -228,21 +278,39 @@ async def cross_session(args: argparse.Namespace, report: Report, workdir: Path)
                 hand_steps = vm_steps(hand.conn, lambda hand=hand, p=platform: hand.recent(p))  # type: ignore[misc]
                 label = f"recent across sessions, platform={platform}, {size:,} msgs"
                 report.row(
-                    backend="sqlite", operation=label, median_ms=round(o, 3), hand_written_ms=round(h, 3),
-                    vs_hand_written=ratio(o, h), runs=stats[f"ours {size} {platform}"]["n"], table_messages=size,
-                    build_s=round(build_s, 1), vm_steps=steps, hand_written_vm_steps=hand_steps,
+                    backend="sqlite",
+                    operation=label,
+                    median_ms=round(o, 3),
+                    hand_written_ms=round(h, 3),
+                    vs_hand_written=ratio(o, h),
+                    runs=stats[f"ours {size} {platform}"]["n"],
+                    table_messages=size,
+                    build_s=round(build_s, 1),
+                    vm_steps=steps,
+                    hand_written_vm_steps=hand_steps,
                 )
-                table.append(["sqlite", label, round(o, 3), round(h, 3), ratio(o, h), steps, hand_steps])
+                table.append(
+                    ["sqlite", label, round(o, 3), round(h, 3), ratio(o, h), steps, hand_steps]
+                )
         for platform in ("telegram", "rare"):
-            rows = [r for r in report.data["results"] if r["backend"] == "sqlite" and f"platform={platform}" in r["operation"]]
-            report.ratio(f"sqlite_recent_{platform}_time_{sizes[-1]}_vs_{sizes[0]}", ratio(rows[-1]["median_ms"], rows[0]["median_ms"]))
-            report.ratio(f"sqlite_recent_{platform}_vm_steps_{sizes[-1]}_vs_{sizes[0]}", ratio(rows[-1]["vm_steps"], rows[0]["vm_steps"]))
+            rows = [
+                r
+                for r in report.data["results"]
+                if r["backend"] == "sqlite" and f"platform={platform}" in r["operation"]
+            ]
+            report.ratio(
+                f"sqlite_recent_{platform}_time_{sizes[-1]}_vs_{sizes[0]}",
+                ratio(rows[-1]["median_ms"], rows[0]["median_ms"]),
+            )
+            report.ratio(
+                f"sqlite_recent_{platform}_vm_steps_{sizes[-1]}_vs_{sizes[0]}",
+                ratio(rows[-1]["vm_steps"], rows[0]["vm_steps"]),
+            )
     finally:
         for store, hand, _ in opened.values():
             hand.conn.close()
             await store.close()
     return table
-
 
 
 # -- MongoDB --------------------------------------------------------------------------------
@@ -255,7 +323,12 @@ async def mongodb_part(args: argparse.Namespace, report: Report, workdir: Path) 
 
     table: list[list[Any]] = []
     async with mongodb_server(workdir) as (uri, server):
-        report.set_server({"sqlite": {"kind": "sqlite3 (in process)", "version": sqlite3.sqlite_version}, "mongodb": server})
+        report.set_server(
+            {
+                "sqlite": {"kind": "sqlite3 (in process)", "version": sqlite3.sqlite_version},
+                "mongodb": server,
+            }
+        )
         database = f"bench_{uuid.uuid4().hex[:12]}"
         store = await MongoMemory.connect(MongoConfig(uri=uri, database=database))
         try:
@@ -266,14 +339,39 @@ async def mongodb_part(args: argparse.Namespace, report: Report, workdir: Path) 
                 await store.import_messages(f"arch-{r}", [message(i) for i in range(2 * span)])
                 times.append(await timed(lambda r=r: store.archive_span(f"arch-{r}", span)))  # type: ignore[misc]
             o = statistics.median(times)
-            report.row(backend="mongodb", operation=f"archive_span({span:,})", median_ms=round(o, 2), runs=reps)
-            table.append(["mongodb", f"archive_span {span:,} of {2 * span:,}", round(o, 2), None, None, None, None])
+            report.row(
+                backend="mongodb",
+                operation=f"archive_span({span:,})",
+                median_ms=round(o, 2),
+                runs=reps,
+            )
+            table.append(
+                [
+                    "mongodb",
+                    f"archive_span {span:,} of {2 * span:,}",
+                    round(o, 2),
+                    None,
+                    None,
+                    None,
+                    None,
+                ]
+            )
 
             n_ops = 50 if args.quick else 500
-            times = [await timed(lambda b=b: store.commit_metadata(ops(b, n_ops))) for b in range(2 if args.quick else 5)]  # type: ignore[misc]
+            times = [
+                await timed(lambda b=b: store.commit_metadata(ops(b, n_ops)))
+                for b in range(2 if args.quick else 5)
+            ]  # type: ignore[misc]
             o = statistics.median(times)
-            report.row(backend="mongodb", operation=f"commit_metadata({n_ops} puts)", median_ms=round(o, 2), runs=len(times))
-            table.append(["mongodb", f"commit_metadata {n_ops} puts", round(o, 2), None, None, None, None])
+            report.row(
+                backend="mongodb",
+                operation=f"commit_metadata({n_ops} puts)",
+                median_ms=round(o, 2),
+                runs=len(times),
+            )
+            table.append(
+                ["mongodb", f"commit_metadata {n_ops} puts", round(o, 2), None, None, None, None]
+            )
 
             size = 500 if args.quick else 20_000
             sessions = 10 if args.quick else 100
@@ -281,14 +379,26 @@ async def mongodb_part(args: argparse.Namespace, report: Report, workdir: Path) 
             for s in range(sessions):
                 await store.import_messages(
                     f"user-{s:04d}",
-                    [message(s * 1_000_000 + j, archived=j < int(per_session * 0.9)) for j in range(per_session)],
+                    [
+                        message(s * 1_000_000 + j, archived=j < int(per_session * 0.9))
+                        for j in range(per_session)
+                    ],
                 )
             for platform in ("telegram", "rare"):
                 query = RecentMessagesQuery(limit=50, platform=platform)
-                times = [await timed(lambda q=query: store.get_recent_messages_across_sessions(q)) for _ in range(5)]  # type: ignore[misc]
+                times = [
+                    await timed(lambda q=query: store.get_recent_messages_across_sessions(q))
+                    for _ in range(5)
+                ]  # type: ignore[misc]
                 o = statistics.median(times)
                 label = f"recent across sessions, platform={platform}, {size:,} msgs"
-                report.row(backend="mongodb", operation=label, median_ms=round(o, 2), runs=len(times), table_messages=size)
+                report.row(
+                    backend="mongodb",
+                    operation=label,
+                    median_ms=round(o, 2),
+                    runs=len(times),
+                    table_messages=size,
+                )
                 table.append(["mongodb", label, round(o, 2), None, None, None, None])
         finally:
             client = store._client
@@ -300,7 +410,12 @@ async def mongodb_part(args: argparse.Namespace, report: Report, workdir: Path) 
 
 async def main(args: argparse.Namespace) -> None:
     report = Report(NAME, args, {"quick": args.quick})
-    report.set_server({"sqlite": {"kind": "sqlite3 (in process)", "version": sqlite3.sqlite_version}, "mongodb": None})
+    report.set_server(
+        {
+            "sqlite": {"kind": "sqlite3 (in process)", "version": sqlite3.sqlite_version},
+            "mongodb": None,
+        }
+    )
     rows: list[list[Any]] = []
     with scratch_dir("bulk") as workdir:
         print("sqlite ...", flush=True)
@@ -312,16 +427,39 @@ async def main(args: argparse.Namespace) -> None:
             report.note(f"mongodb not measured: {exc}")
     print_table(
         "bulk operations, median ms (hand-written sqlite3 on the same file beside memory-sqlite)",
-        ["backend", "operation", "ours ms", "hand-written ms", "ours/hand", "VM steps", "VM steps hand"],
+        [
+            "backend",
+            "operation",
+            "ours ms",
+            "hand-written ms",
+            "ours/hand",
+            "VM steps",
+            "VM steps hand",
+        ],
         rows,
     )
-    arch = next(r for r in report.data["results"] if r["backend"] == "sqlite" and r["operation"].startswith("archive_span"))
-    meta = next(r for r in report.data["results"] if r["backend"] == "sqlite" and r["operation"].startswith("commit_metadata"))
+    arch = next(
+        r
+        for r in report.data["results"]
+        if r["backend"] == "sqlite" and r["operation"].startswith("archive_span")
+    )
+    meta = next(
+        r
+        for r in report.data["results"]
+        if r["backend"] == "sqlite" and r["operation"].startswith("commit_metadata")
+    )
     report.ratio("sqlite_archive_span_vs_hand_written", arch["vs_hand_written"])
     report.ratio("sqlite_commit_metadata_vs_hand_written", meta["vs_hand_written"])
-    for key in [k for k in report.data["ratios"] if k.startswith("sqlite_recent_")]:  # time and VM steps
+    for key in [
+        k for k in report.data["ratios"] if k.startswith("sqlite_recent_")
+    ]:  # time and VM steps
         value = report.data["ratios"][key]
-        report.target(f"cross-session query flat ({key})", "<= 1.5x", value, None if value is None else value <= 1.5)
+        report.target(
+            f"cross-session query flat ({key})",
+            "<= 1.5x",
+            value,
+            None if value is None else value <= 1.5,
+        )
     report.finish()
 
 

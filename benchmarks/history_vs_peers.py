@@ -52,7 +52,39 @@ SESSION = "bench-session"
 ARCHIVED_SHARE = 0.9
 BASE_TS = 1_700_000_000_000
 
-_WORDS = ["the", "user", "asked", "about", "their", "order", "and", "the", "assistant", "looked", "it", "up", "in", "the", "system,", "found", "the", "parcel", "in", "transit", "and", "promised", "an", "update", "tomorrow", "morning", "before", "ten", "o'clock", "local", "time"]
+_WORDS = [
+    "the",
+    "user",
+    "asked",
+    "about",
+    "their",
+    "order",
+    "and",
+    "the",
+    "assistant",
+    "looked",
+    "it",
+    "up",
+    "in",
+    "the",
+    "system,",
+    "found",
+    "the",
+    "parcel",
+    "in",
+    "transit",
+    "and",
+    "promised",
+    "an",
+    "update",
+    "tomorrow",
+    "morning",
+    "before",
+    "ten",
+    "o'clock",
+    "local",
+    "time",
+]
 
 
 def content(i: int) -> str:
@@ -122,7 +154,9 @@ class HandWritten:
         self.conn.close()
 
 
-async def measure_langchain(total: int, workdir: Path, args: argparse.Namespace, report: Report) -> dict[str, Any]:
+async def measure_langchain(
+    total: int, workdir: Path, args: argparse.Namespace, report: Report
+) -> dict[str, Any]:
     lc: dict[str, Any] = {"median_us": None, "note": None}
     lc_path = workdir / f"langchain-{total}.db"
     start = time.perf_counter()
@@ -133,7 +167,9 @@ async def measure_langchain(total: int, workdir: Path, args: argparse.Namespace,
     measured = _langchain.measure_last(lc_path, SESSION, LIMIT, calls, budget)
     samples = sorted(measured["samples_ns"])
     if measured["timed_out"] or not samples:
-        lc["note"] = f"LangChain did not answer within the {budget:.0f} s budget at {total:,} messages"
+        lc["note"] = (
+            f"LangChain did not answer within the {budget:.0f} s budget at {total:,} messages"
+        )
         report.note(lc["note"])
     else:
         lc["median_us"] = round(samples[len(samples) // 2] / 1000, 1)
@@ -165,7 +201,9 @@ async def main(args: argparse.Namespace) -> None:
             hand = HandWritten(workdir / f"memory-{total}.db")
             ours = await store.get_history(SESSION, LIMIT)
             # Same answer, or the comparison means nothing.
-            assert [m.content for m in ours] == [d["content"] for d in hand.last()], "results differ"
+            assert [m.content for m in ours] == [d["content"] for d in hand.last()], (
+                "results differ"
+            )
             assert len(ours) == LIMIT
             opened[total] = (store, hand, build_s)
 
@@ -188,7 +226,9 @@ async def main(args: argparse.Namespace) -> None:
         measured: dict[int, dict[str, Any]] = {}
         for total, (store, hand, build_s) in opened.items():
             ours_steps = await store.run_on_connection(
-                lambda conn, store=store: vm_steps(conn, lambda: store.engine.get_history(SESSION, LIMIT))
+                lambda conn, store=store: vm_steps(
+                    conn, lambda: store.engine.get_history(SESSION, LIMIT)
+                )
             )
             measured[total] = {
                 "build_s": round(build_s, 1),
@@ -250,8 +290,19 @@ async def main(args: argparse.Namespace) -> None:
         )
     print_table(
         f"get_history(limit={LIMIT}), 90 % archived, median µs per call (all sizes interleaved)",
-        ["messages", "memory-sqlite", "p95", "hand-written", "hand+to_thread", "LangChain",
-         "ours/hand", "ours/(hand+thread)", "LangChain/ours", "VM steps ours", "VM steps hand"],
+        [
+            "messages",
+            "memory-sqlite",
+            "p95",
+            "hand-written",
+            "hand+to_thread",
+            "LangChain",
+            "ours/hand",
+            "ours/(hand+thread)",
+            "LangChain/ours",
+            "VM steps ours",
+            "VM steps hand",
+        ],
         rows,
     )
 
@@ -266,7 +317,12 @@ async def main(args: argparse.Namespace) -> None:
     mid = next((r for r in results if r["messages"] == 100_000), None)
     lc_speedup = mid["langchain_vs_memory_sqlite"] if mid else None
     report.ratio("langchain_vs_memory_sqlite_at_100k", lc_speedup)
-    report.target("get_history vs hand-written sqlite3", "<= 2x", worst_hand, worst_hand <= 2.0 if worst_hand else None)
+    report.target(
+        "get_history vs hand-written sqlite3",
+        "<= 2x",
+        worst_hand,
+        worst_hand <= 2.0 if worst_hand else None,
+    )
     report.target(
         "LangChain / memory-sqlite at 100k",
         ">= 20x",

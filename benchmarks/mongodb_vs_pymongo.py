@@ -55,7 +55,9 @@ class HandWritten:
         self.i = 0
 
     async def ensure_indexes(self) -> None:
-        await self.messages.create_index([("session_id", 1), ("archived", 1), ("timestamp", 1), ("n", 1)])
+        await self.messages.create_index(
+            [("session_id", 1), ("archived", 1), ("timestamp", 1), ("n", 1)]
+        )
         await self.metadata.create_index([("namespace", 1), ("key", 1)], unique=True)
 
     @staticmethod
@@ -84,10 +86,14 @@ class HandWritten:
 
     async def archive(self, session_id: str, count: int) -> int:
         docs = await self.messages.find(
-            {"session_id": session_id, "archived": False}, {"_id": 1}, sort=[("timestamp", 1), ("n", 1)], limit=count
+            {"session_id": session_id, "archived": False},
+            {"_id": 1},
+            sort=[("timestamp", 1), ("n", 1)],
+            limit=count,
         ).to_list()
         result = await self.messages.update_many(
-            {"_id": {"$in": [d["_id"] for d in docs]}, "archived": False}, {"$set": {"archived": True}}
+            {"_id": {"$in": [d["_id"] for d in docs]}, "archived": False},
+            {"$set": {"archived": True}},
         )
         return int(result.modified_count)
 
@@ -99,7 +105,12 @@ class HandWritten:
             [
                 ReplaceOne(
                     {"namespace": "bench", "key": f"key-{i:04d}"},
-                    {"namespace": "bench", "key": f"key-{i:04d}", "data": {"batch": batch, "i": i, "text": TEXT}, "updated_at": now},
+                    {
+                        "namespace": "bench",
+                        "key": f"key-{i:04d}",
+                        "data": {"batch": batch, "i": i, "text": TEXT},
+                        "updated_at": now,
+                    },
                     upsert=True,
                 )
                 for i in range(n)
@@ -122,14 +133,22 @@ async def main(args: argparse.Namespace) -> None:
     report = Report(
         NAME,
         args,
-        {"session_size": session_size, "archived_share": 0.9, "archive_span": span, "metadata_ops": n_ops},
+        {
+            "session_size": session_size,
+            "archived_share": 0.9,
+            "archive_span": span,
+            "metadata_ops": n_ops,
+        },
     )
     rows: list[list[Any]] = []
     with scratch_dir("mongodb") as workdir:
         async with mongodb_server(workdir) as (uri, server):
             report.set_server(server)
             print(f"server: {server['kind']}", flush=True)
-            ours_db, hand_db = f"bench_ours_{uuid.uuid4().hex[:8]}", f"bench_hand_{uuid.uuid4().hex[:8]}"
+            ours_db, hand_db = (
+                f"bench_ours_{uuid.uuid4().hex[:8]}",
+                f"bench_hand_{uuid.uuid4().hex[:8]}",
+            )
             store = await MongoMemory.connect(MongoConfig(uri=uri, database=ours_db))
             client: Any = AsyncMongoClient(uri)
             hand = HandWritten(client, hand_db)
@@ -141,12 +160,23 @@ async def main(args: argparse.Namespace) -> None:
                 async def ours_save() -> None:
                     nonlocal n
                     n += 1
-                    await store.save_message("ours-save", Message(role="user", content=f"{n} {TEXT}", timestamp=BASE_TS + n))
+                    await store.save_message(
+                        "ours-save",
+                        Message(role="user", content=f"{n} {TEXT}", timestamp=BASE_TS + n),
+                    )
 
                 stats = await interleaved(
-                    {"ours": ours_save, "hand": hand.save}, rounds=saves_rounds, calls_per_round=saves_per_round
+                    {"ours": ours_save, "hand": hand.save},
+                    rounds=saves_rounds,
+                    calls_per_round=saves_per_round,
                 )
-                rows.append(["save_message (sequential)", stats["ours"]["median_us"] / 1000, stats["hand"]["median_us"] / 1000])
+                rows.append(
+                    [
+                        "save_message (sequential)",
+                        stats["ours"]["median_us"] / 1000,
+                        stats["hand"]["median_us"] / 1000,
+                    ]
+                )
 
                 # get_history(50)
                 archived_until = int(session_size * 0.9)
@@ -154,16 +184,24 @@ async def main(args: argparse.Namespace) -> None:
                     "ours-history",
                     [
                         StoredMessage(
-                            Message(role="user" if i % 2 == 0 else "assistant", content=f"{i} {TEXT}", timestamp=BASE_TS + i),
+                            Message(
+                                role="user" if i % 2 == 0 else "assistant",
+                                content=f"{i} {TEXT}",
+                                timestamp=BASE_TS + i,
+                            ),
                             archived=i < archived_until,
                         )
                         for i in range(session_size)
                     ],
                 )
-                await hand.messages.insert_many([hand.doc("hand-history", i, i < archived_until) for i in range(session_size)])
+                await hand.messages.insert_many(
+                    [hand.doc("hand-history", i, i < archived_until) for i in range(session_size)]
+                )
                 ours_h = await store.get_history("ours-history", 50)
                 hand_h = await hand.history("hand-history")
-                assert [m.content for m in ours_h] == [d["content"] for d in hand_h], "results differ"
+                assert [m.content for m in ours_h] == [d["content"] for d in hand_h], (
+                    "results differ"
+                )
 
                 async def ours_history() -> Any:
                     return await store.get_history("ours-history", 50)
@@ -172,25 +210,46 @@ async def main(args: argparse.Namespace) -> None:
                     return await hand.history("hand-history")
 
                 stats = await interleaved(
-                    {"ours": ours_history, "hand": hand_history}, rounds=3 if args.quick else 10, calls_per_round=5
+                    {"ours": ours_history, "hand": hand_history},
+                    rounds=3 if args.quick else 10,
+                    calls_per_round=5,
                 )
-                rows.append([f"get_history(50) of {session_size:,} (90 % archived)", stats["ours"]["median_us"] / 1000, stats["hand"]["median_us"] / 1000])
+                rows.append(
+                    [
+                        f"get_history(50) of {session_size:,} (90 % archived)",
+                        stats["ours"]["median_us"] / 1000,
+                        stats["hand"]["median_us"] / 1000,
+                    ]
+                )
 
                 # archive_span
                 ours_ms, hand_ms = [], []
                 for r in range(2 if args.quick else 3):
                     await store.import_messages(
                         f"ours-arch-{r}",
-                        [StoredMessage(Message(role="user", content=f"{i} {TEXT}", timestamp=BASE_TS + i)) for i in range(2 * span)],
+                        [
+                            StoredMessage(
+                                Message(role="user", content=f"{i} {TEXT}", timestamp=BASE_TS + i)
+                            )
+                            for i in range(2 * span)
+                        ],
                     )
-                    await hand.messages.insert_many([hand.doc(f"hand-arch-{r}", i) for i in range(2 * span)])
+                    await hand.messages.insert_many(
+                        [hand.doc(f"hand-arch-{r}", i) for i in range(2 * span)]
+                    )
                     start = time.perf_counter()
                     assert await store.archive_span(f"ours-arch-{r}", span) == span
                     ours_ms.append((time.perf_counter() - start) * 1000)
                     start = time.perf_counter()
                     assert await hand.archive(f"hand-arch-{r}", span) == span
                     hand_ms.append((time.perf_counter() - start) * 1000)
-                rows.append([f"archive_span({span:,}) of {2 * span:,}", statistics.median(ours_ms), statistics.median(hand_ms)])
+                rows.append(
+                    [
+                        f"archive_span({span:,}) of {2 * span:,}",
+                        statistics.median(ours_ms),
+                        statistics.median(hand_ms),
+                    ]
+                )
 
                 # commit_metadata
                 batch = 0
@@ -199,7 +258,10 @@ async def main(args: argparse.Namespace) -> None:
                     nonlocal batch
                     batch += 1
                     await store.commit_metadata(
-                        [Put("bench", f"key-{i:04d}", {"batch": batch, "i": i, "text": TEXT}) for i in range(n_ops)]
+                        [
+                            Put("bench", f"key-{i:04d}", {"batch": batch, "i": i, "text": TEXT})
+                            for i in range(n_ops)
+                        ]
                     )
 
                 async def hand_commit() -> None:
@@ -208,9 +270,18 @@ async def main(args: argparse.Namespace) -> None:
                     await hand.commit(batch, n_ops)
 
                 stats = await interleaved(
-                    {"ours": ours_commit, "hand": hand_commit}, rounds=2 if args.quick else 5, calls_per_round=1, warmup=1
+                    {"ours": ours_commit, "hand": hand_commit},
+                    rounds=2 if args.quick else 5,
+                    calls_per_round=1,
+                    warmup=1,
                 )
-                rows.append([f"commit_metadata({n_ops} puts)", stats["ours"]["median_us"] / 1000, stats["hand"]["median_us"] / 1000])
+                rows.append(
+                    [
+                        f"commit_metadata({n_ops} puts)",
+                        stats["ours"]["median_us"] / 1000,
+                        stats["hand"]["median_us"] / 1000,
+                    ]
+                )
             finally:
                 await client.drop_database(ours_db)
                 await client.drop_database(hand_db)
@@ -220,7 +291,12 @@ async def main(args: argparse.Namespace) -> None:
     table = []
     for operation, ours_ms_v, hand_ms_v in rows:
         vs = ratio(ours_ms_v, hand_ms_v)
-        report.row(operation=operation, memory_mongodb_ms=round(ours_ms_v, 3), pymongo_ms=round(hand_ms_v, 3), vs_pymongo=vs)
+        report.row(
+            operation=operation,
+            memory_mongodb_ms=round(ours_ms_v, 3),
+            pymongo_ms=round(hand_ms_v, 3),
+            vs_pymongo=vs,
+        )
         table.append([operation, round(ours_ms_v, 3), round(hand_ms_v, 3), vs])
         key = operation.split("(")[0].split(" ")[0]
         report.ratio(f"{key}_vs_pymongo", vs)

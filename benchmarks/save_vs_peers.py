@@ -70,7 +70,9 @@ async def main(args: argparse.Namespace) -> None:
 
     rounds, per_round = (3, 10) if args.quick else (60, 50)
     lc_ok, lc_reason = _langchain.available()
-    report = Report(NAME, args, {"rounds": rounds, "saves_per_round": per_round, "langchain": lc_ok})
+    report = Report(
+        NAME, args, {"rounds": rounds, "saves_per_round": per_round, "langchain": lc_ok}
+    )
     report.set_server({"kind": "sqlite3 (in process)", "version": sqlite3.sqlite_version})
     if not lc_ok:
         report.note(lc_reason)
@@ -85,10 +87,14 @@ async def main(args: argparse.Namespace) -> None:
             nonlocal counter
             counter += 1
             await store.save_message(
-                "ours", Message(role="user", content=f"{counter} {TEXT}", timestamp=BASE_TS + counter)
+                "ours",
+                Message(role="user", content=f"{counter} {TEXT}", timestamp=BASE_TS + counter),
             )
 
-        contenders: dict[str, Any] = {"memory-sqlite": ours, "hand-written sqlite3": sync(hand.save)}
+        contenders: dict[str, Any] = {
+            "memory-sqlite": ours,
+            "hand-written sqlite3": sync(hand.save),
+        }
         if lc_ok:
             add = _langchain.adder(workdir / "langchain.db", "lc")
             lc_counter = 0
@@ -105,12 +111,18 @@ async def main(args: argparse.Namespace) -> None:
 
         hand_thread = HandWritten(workdir / "memory.db")
         hand_thread.conn.close()
-        hand_thread.conn = sqlite3.connect(workdir / "memory.db", isolation_level=None, check_same_thread=False)
+        hand_thread.conn = sqlite3.connect(
+            workdir / "memory.db", isolation_level=None, check_same_thread=False
+        )
         hand_thread.conn.execute("PRAGMA synchronous=NORMAL")
         contenders["hand-written sqlite3 + to_thread"] = hand_hop
 
-        ours_sync = await store.run_on_connection(lambda c: int(c.execute("PRAGMA synchronous").fetchone()[0]))
-        ours_journal = await store.run_on_connection(lambda c: str(c.execute("PRAGMA journal_mode").fetchone()[0]))
+        ours_sync = await store.run_on_connection(
+            lambda c: int(c.execute("PRAGMA synchronous").fetchone()[0])
+        )
+        ours_journal = await store.run_on_connection(
+            lambda c: str(c.execute("PRAGMA journal_mode").fetchone()[0])
+        )
         assert ours_sync == hand.synchronous() == 1, "durability settings differ"
         stats = await interleaved(contenders, rounds=rounds, calls_per_round=per_round)
         saved = await store.count_history("ours")
@@ -118,12 +130,17 @@ async def main(args: argparse.Namespace) -> None:
         hand.close()
         hand_thread.close()
 
-    report.data["parameters"]["durability"] = {"journal_mode": ours_journal, "synchronous": "NORMAL"}
+    report.data["parameters"]["durability"] = {
+        "journal_mode": ours_journal,
+        "synchronous": "NORMAL",
+    }
     floor = stats["hand-written sqlite3"]["median_us"]
     rows = []
     for name, st in stats.items():
         per_s = round(1e6 / st["median_us"]) if st["median_us"] else None
-        report.row(contender=name, **st, saves_per_s=per_s, vs_hand_written=ratio(st["median_us"], floor))
+        report.row(
+            contender=name, **st, saves_per_s=per_s, vs_hand_written=ratio(st["median_us"], floor)
+        )
         rows.append([name, st["median_us"], st["p95_us"], per_s, ratio(st["median_us"], floor)])
     print_table(
         f"save_message, sequential awaited saves, WAL + synchronous=NORMAL ({saved:,} saved by memory-sqlite)",
@@ -134,14 +151,22 @@ async def main(args: argparse.Namespace) -> None:
     report.ratio("memory_sqlite_vs_hand_written", ours_vs)
     report.ratio(
         "memory_sqlite_vs_hand_written_to_thread",
-        ratio(stats["memory-sqlite"]["median_us"], stats["hand-written sqlite3 + to_thread"]["median_us"]),
+        ratio(
+            stats["memory-sqlite"]["median_us"],
+            stats["hand-written sqlite3 + to_thread"]["median_us"],
+        ),
     )
     if lc_ok:
         report.ratio(
             "langchain_vs_memory_sqlite",
             ratio(stats["LangChain add_message"]["median_us"], stats["memory-sqlite"]["median_us"]),
         )
-    report.target("save_message vs hand-written insert+commit", "<= 2x", ours_vs, None if ours_vs is None else ours_vs <= 2.0)
+    report.target(
+        "save_message vs hand-written insert+commit",
+        "<= 2x",
+        ours_vs,
+        None if ours_vs is None else ours_vs <= 2.0,
+    )
     report.finish()
 
 

@@ -96,7 +96,11 @@ def import_breakdown(cwd: Path) -> list[tuple[str, int]]:
     """Top-level imports of one ``aalis plugins`` run, heaviest first (cumulative µs)."""
     code = "import sys; sys.argv = ['aalis', 'plugins']; from aalis_core.cli import main; main()"
     proc = subprocess.run(
-        [sys.executable, "-X", "importtime", "-c", code], capture_output=True, text=True, env=_env(), cwd=cwd
+        [sys.executable, "-X", "importtime", "-c", code],
+        capture_output=True,
+        text=True,
+        env=_env(),
+        cwd=cwd,
     )
     found: list[tuple[str, int]] = []
     for line in proc.stderr.splitlines():
@@ -140,7 +144,9 @@ def main(args: argparse.Namespace) -> None:
     with scratch_dir("startup") as tmp:
         bare = [wall_ms([sys.executable, "-c", "pass"], tmp)[0] for _ in range(runs)]
         bare_ms = statistics.median(bare)
-        import_wall = [wall_ms([sys.executable, "-c", "import aalis_core"], tmp)[0] for _ in range(runs)]
+        import_wall = [
+            wall_ms([sys.executable, "-c", "import aalis_core"], tmp)[0] for _ in range(runs)
+        ]
         import_wall_ms = statistics.median(import_wall)
 
         # -- aalis plugins --------------------------------------------------------------------
@@ -166,15 +172,32 @@ def main(args: argparse.Namespace) -> None:
                 # it, through LangChain); a default install has no numpy. Hiding it shows
                 # what such an install pays, measured in this same environment.
                 hidden = [sys.executable, "-c", _PLUGINS_WITHOUT_NUMPY]
-                plugins_no_numpy_ms = statistics.median(wall_ms(hidden, workdir)[0] for _ in range(runs))
+                plugins_no_numpy_ms = statistics.median(
+                    wall_ms(hidden, workdir)[0] for _ in range(runs)
+                )
                 report.data["parameters"]["numpy_installed"] = have_numpy()
                 plugin_imports = import_breakdown(workdir)
 
     rows: list[list[Any]] = [
         ["python -c pass (floor)", round(bare_ms, 1), None, None],
-        ["import aalis_core (-X importtime, cumulative)", round(import_ms, 1), IMPORT_TARGET_MS, None],
-        ["python -c 'import aalis_core' (wall)", round(import_wall_ms, 1), None, ratio(import_wall_ms, bare_ms)],
-        ["aalis plugins (wall)", plugins_ms and round(plugins_ms, 1), PLUGINS_TARGET_MS, plugins_ms and ratio(plugins_ms, bare_ms)],
+        [
+            "import aalis_core (-X importtime, cumulative)",
+            round(import_ms, 1),
+            IMPORT_TARGET_MS,
+            None,
+        ],
+        [
+            "python -c 'import aalis_core' (wall)",
+            round(import_wall_ms, 1),
+            None,
+            ratio(import_wall_ms, bare_ms),
+        ],
+        [
+            "aalis plugins (wall)",
+            plugins_ms and round(plugins_ms, 1),
+            PLUGINS_TARGET_MS,
+            plugins_ms and ratio(plugins_ms, bare_ms),
+        ],
         [
             "aalis plugins, numpy hidden (wall)",
             plugins_no_numpy_ms and round(plugins_no_numpy_ms, 1),
@@ -194,7 +217,9 @@ def main(args: argparse.Namespace) -> None:
         ["module", "ms"],
         [[name, round(us / 1000, 1)] for name, us in heaviest],
     )
-    report.data["parameters"]["heaviest_imports_ms"] = {n: round(us / 1000, 1) for n, us in heaviest}
+    report.data["parameters"]["heaviest_imports_ms"] = {
+        n: round(us / 1000, 1) for n, us in heaviest
+    }
     if plugin_imports:
         print_table(
             "heaviest top-level imports of `aalis plugins` (one run, cumulative)",
@@ -206,7 +231,12 @@ def main(args: argparse.Namespace) -> None:
         }
     report.ratio("import_wall_vs_bare_python", ratio(import_wall_ms, bare_ms))
     report.ratio("plugins_wall_vs_bare_python", plugins_ms and ratio(plugins_ms, bare_ms))
-    report.target("import aalis_core", f"< {IMPORT_TARGET_MS:.0f} ms", round(import_ms, 1), import_ms < IMPORT_TARGET_MS)
+    report.target(
+        "import aalis_core",
+        f"< {IMPORT_TARGET_MS:.0f} ms",
+        round(import_ms, 1),
+        import_ms < IMPORT_TARGET_MS,
+    )
     report.target(
         "aalis plugins wall, numpy hidden",
         f"< {PLUGINS_TARGET_MS:.0f} ms",

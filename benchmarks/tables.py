@@ -30,13 +30,29 @@ def x(value: Any) -> str:
 
 def machine(reports: dict[str, dict[str, Any]]) -> str:
     first = next(iter(reports.values()))["machine"]
-    rows = [[name, r["started_at"], r["duration_s"], str(r["machine"].get("load_average_1_5_15")), str(r["machine"].get("load_average_at_end"))] for name, r in reports.items()]
+    rows = [
+        [
+            name,
+            r["started_at"],
+            r["duration_s"],
+            str(r["machine"].get("load_average_1_5_15")),
+            str(r["machine"].get("load_average_at_end")),
+        ]
+        for name, r in reports.items()
+    ]
     head = (
         f"{first['cpu']}, {first['cpu_count']} cores, {first['memory_gib']} GiB, {first['platform']}, "
         f"Python {first['python']}, SQLite {first['sqlite']}; "
         + ", ".join(f"{k} {v}" for k, v in first["versions"].items() if v)
     )
-    return head + "\n\n" + md(["report", "started (UTC)", "seconds", "load at start (1/5/15 min)", "load at end"], rows)
+    return (
+        head
+        + "\n\n"
+        + md(
+            ["report", "started (UTC)", "seconds", "load at start (1/5/15 min)", "load at end"],
+            rows,
+        )
+    )
 
 
 def targets(reports: dict[str, dict[str, Any]]) -> str:
@@ -51,43 +67,97 @@ def targets(reports: dict[str, dict[str, Any]]) -> str:
 def history(r: dict[str, Any]) -> str:
     rows = []
     for row in r["results"]:
-        rows.append([
-            f"{row['messages']:,}", row["memory_sqlite_median_us"], row["memory_sqlite_p95_us"],
-            row["hand_written_median_us"], row["hand_written_to_thread_median_us"],
-            row["langchain_median_us"] if row["langchain_median_us"] else "not measured",
-            x(row["memory_sqlite_vs_hand_written"]), x(row["memory_sqlite_vs_hand_written_to_thread"]),
-            x(row["langchain_vs_memory_sqlite"]), row["vm_steps_memory_sqlite"], row["vm_steps_hand_written"],
-        ])
+        rows.append(
+            [
+                f"{row['messages']:,}",
+                row["memory_sqlite_median_us"],
+                row["memory_sqlite_p95_us"],
+                row["hand_written_median_us"],
+                row["hand_written_to_thread_median_us"],
+                row["langchain_median_us"] if row["langchain_median_us"] else "not measured",
+                x(row["memory_sqlite_vs_hand_written"]),
+                x(row["memory_sqlite_vs_hand_written_to_thread"]),
+                x(row["langchain_vs_memory_sqlite"]),
+                row["vm_steps_memory_sqlite"],
+                row["vm_steps_hand_written"],
+            ]
+        )
     return md(
-        ["messages", "memory-sqlite µs", "p95 µs", "hand-written µs", "hand+to_thread µs", "LangChain µs",
-         "ours / hand", "ours / (hand+to_thread)", "LangChain / ours", "VM steps ours", "VM steps hand"],
+        [
+            "messages",
+            "memory-sqlite µs",
+            "p95 µs",
+            "hand-written µs",
+            "hand+to_thread µs",
+            "LangChain µs",
+            "ours / hand",
+            "ours / (hand+to_thread)",
+            "LangChain / ours",
+            "VM steps ours",
+            "VM steps hand",
+        ],
         rows,
     )
 
 
 def save(r: dict[str, Any]) -> str:
-    rows = [[row["contender"], row["median_us"], row["p95_us"], row["saves_per_s"], x(row["vs_hand_written"])] for row in r["results"]]
+    rows = [
+        [
+            row["contender"],
+            row["median_us"],
+            row["p95_us"],
+            row["saves_per_s"],
+            x(row["vs_hand_written"]),
+        ]
+        for row in r["results"]
+    ]
     return md(["contender", "median µs", "p95 µs", "saves/s", "vs hand-written"], rows)
 
 
 def bulk(r: dict[str, Any]) -> str:
     rows = [
-        [row["backend"], row["operation"], row["median_ms"], row.get("hand_written_ms"), x(row.get("vs_hand_written")),
-         row.get("vm_steps"), row.get("hand_written_vm_steps")]
+        [
+            row["backend"],
+            row["operation"],
+            row["median_ms"],
+            row.get("hand_written_ms"),
+            x(row.get("vs_hand_written")),
+            row.get("vm_steps"),
+            row.get("hand_written_vm_steps"),
+        ]
         for row in r["results"]
     ]
-    return md(["backend", "operation", "ours ms", "hand-written ms", "ours / hand", "VM steps ours", "VM steps hand"], rows)
+    return md(
+        [
+            "backend",
+            "operation",
+            "ours ms",
+            "hand-written ms",
+            "ours / hand",
+            "VM steps ours",
+            "VM steps hand",
+        ],
+        rows,
+    )
 
 
 def mongodb(r: dict[str, Any]) -> str:
     server = r["server"] or {}
-    rows = [[row["operation"], row["memory_mongodb_ms"], row["pymongo_ms"], x(row["vs_pymongo"])] for row in r["results"]]
+    rows = [
+        [row["operation"], row["memory_mongodb_ms"], row["pymongo_ms"], x(row["vs_pymongo"])]
+        for row in r["results"]
+    ]
     head = f"Server: {server.get('kind')} {server.get('nx-27017') or ''} (reports version {server.get('reported_version')})."
-    return head + "\n\n" + md(["operation", "memory-mongodb ms", "pymongo ms", "ours / pymongo"], rows)
+    return (
+        head + "\n\n" + md(["operation", "memory-mongodb ms", "pymongo ms", "ours / pymongo"], rows)
+    )
 
 
 def startup(r: dict[str, Any]) -> str:
-    rows = [[row["measure"], row["median_ms"], row["target_ms"], x(row["vs_bare_python"])] for row in r["results"]]
+    rows = [
+        [row["measure"], row["median_ms"], row["target_ms"], x(row["vs_bare_python"])]
+        for row in r["results"]
+    ]
     heavy = r["parameters"].get("aalis_plugins_heaviest_imports_ms", {})
     text = md(["measure", "median ms", "target ms", "vs python -c pass"], rows)
     if heavy:
@@ -99,8 +169,18 @@ def startup(r: dict[str, Any]) -> str:
 
 def main() -> None:
     folder = Path(sys.argv[1]) if len(sys.argv) > 1 else RESULTS_DIR
-    reports = {n: json.loads((folder / f"{n}.json").read_text()) for n in NAMES if (folder / f"{n}.json").exists()}
-    render = {"startup": startup, "history_vs_peers": history, "save_vs_peers": save, "bulk_ops": bulk, "mongodb_vs_pymongo": mongodb}
+    reports = {
+        n: json.loads((folder / f"{n}.json").read_text())
+        for n in NAMES
+        if (folder / f"{n}.json").exists()
+    }
+    render = {
+        "startup": startup,
+        "history_vs_peers": history,
+        "save_vs_peers": save,
+        "bulk_ops": bulk,
+        "mongodb_vs_pymongo": mongodb,
+    }
     print("<!-- machine -->\n" + machine(reports) + "\n")
     print("<!-- targets -->\n" + targets(reports) + "\n")
     for name, report in reports.items():

@@ -66,7 +66,9 @@ def test_core_imports_no_contract_and_no_plugin() -> None:
 @pytest.mark.parametrize("name", sorted(CONTRACTS))
 def test_contracts_depend_only_on_core_and_the_message_schema(name: str) -> None:
     allowed = {"aalis_core", "aalis_schema_message"}
-    bad = {mod: files for mod, files in _aalis_imports(CONTRACTS[name]).items() if mod not in allowed}
+    bad = {
+        mod: files for mod, files in _aalis_imports(CONTRACTS[name]).items() if mod not in allowed
+    }
     assert bad == {}, f"{name} imports {sorted(bad)}"
 
 

@@ -63,7 +63,9 @@ def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 @pytest.fixture
 def cmd_dist(dists: Any) -> Any:
     dists.module("t_cmd_mod", CMD_PLUGIN)
-    dists.dist("t-cmd-dist", "2.0", plugins={"t-cmd": "t_cmd_mod:Cmd", "t-breaks": "t_cmd_mod:Breaks"})
+    dists.dist(
+        "t-cmd-dist", "2.0", plugins={"t-cmd": "t_cmd_mod:Cmd", "t-breaks": "t_cmd_mod:Breaks"}
+    )
     return dists
 
 
@@ -107,13 +109,22 @@ def test_plugins_json_and_table(isolated: Path, cmd_dist: Any) -> None:
     assert result.exit_code == 0, result.output
     rows = {row["name"]: row for row in json.loads(result.stdout)}
     assert rows["t-cmd"] == {
-        "name": "t-cmd", "version": "2.0", "state": "active", "error": None,
-        "provides": [], "bindings": {},
+        "name": "t-cmd",
+        "version": "2.0",
+        "state": "active",
+        "error": None,
+        "provides": [],
+        "bindings": {},
     }
     result = runner.invoke(cli, ["plugins"])
     assert result.exit_code == 0
     assert result.stdout.splitlines()[0].split() == [
-        "NAME", "VERSION", "STATE", "PROVIDES", "BINDINGS", "ERROR",
+        "NAME",
+        "VERSION",
+        "STATE",
+        "PROVIDES",
+        "BINDINGS",
+        "ERROR",
     ]
     assert any(line.startswith("t-cmd ") for line in result.stdout.splitlines())
 
@@ -191,7 +202,11 @@ def test_real_console_script(isolated: Path, cmd_dist: Any) -> None:
     assert version.stdout.startswith("aalis, version ")
 
     listing = subprocess.run(
-        [_aalis(), "plugins", "--json"], capture_output=True, text=True, env=env, timeout=60,
+        [_aalis(), "plugins", "--json"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
         check=False,
     )
     assert listing.returncode == 0, listing.stderr
@@ -206,7 +221,11 @@ def test_real_console_script(isolated: Path, cmd_dist: Any) -> None:
     bad = isolated / "bad.toml"
     bad.write_text("[plugins.nothing-installed]\n")
     broken = subprocess.run(
-        [_aalis(), "plugins"], capture_output=True, text=True, timeout=60, check=False,
+        [_aalis(), "plugins"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
         env={**env, "AALIS_CONFIG": str(bad)},
     )
     assert broken.returncode == 1

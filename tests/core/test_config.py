@@ -24,8 +24,9 @@ class Platform:
 @attrs.frozen
 class SummaryConfig:
     summariser: Literal["auto", "llm", "extractive"] = "auto"
-    compress_at: float = attrs.field(default=0.7, validator=[attrs.validators.gt(0),
-                                                            attrs.validators.le(1)])
+    compress_at: float = attrs.field(
+        default=0.7, validator=[attrs.validators.gt(0), attrs.validators.le(1)]
+    )
     history_limit: int = attrs.field(default=50, validator=attrs.validators.ge(0))
     path: str = "aalis.db"
     uri: str | None = None
@@ -73,7 +74,9 @@ def host_from(path: Path, *plugins: Plugin) -> Host:
 
 
 def test_plugin_table_is_structured_into_its_config(tmp_path: Path) -> None:
-    path = write(tmp_path, """
+    path = write(
+        tmp_path,
+        """
 [plugins.summary]
 summariser = "extractive"
 compress_at = 1
@@ -82,12 +85,17 @@ pair = [3, 4]
 verbose = true
 [plugins.summary.platforms.discord]
 compress_at = 0.5
-""")
+""",
+    )
     summary = Summary()
     host = host_from(path, summary)
     config = host._entries["summary"].config
     assert config == SummaryConfig(
-        summariser="extractive", compress_at=1.0, tags=["a", "b"], pair=(3, 4), verbose=True,
+        summariser="extractive",
+        compress_at=1.0,
+        tags=["a", "b"],
+        pair=(3, 4),
+        verbose=True,
         platforms={"discord": Platform(compress_at=0.5)},
     )
     assert isinstance(config.compress_at, float)
@@ -112,7 +120,7 @@ def test_unknown_key_names_file_table_key(tmp_path: Path) -> None:
         ("history_limit = 1.5", "history_limit", "expected an integer"),
         ('summariser = "gpt"', "summariser", 'one of "auto", "llm", "extractive"'),
         ("tags = [1]", "tags[0]", "expected a string, got integer 1"),
-        ("tags = \"a\"", "tags", "expected a list of strings"),
+        ('tags = "a"', "tags", "expected a list of strings"),
         ("pair = [1]", "pair", "a list of 2 items"),
         ("path = 3", "path", "expected a string"),
     ],
@@ -163,7 +171,9 @@ def test_host_table_errors(tmp_path: Path) -> None:
 
 
 def test_capability_and_consumer_tables_are_checked(tmp_path: Path) -> None:
-    path = write(tmp_path, """
+    path = write(
+        tmp_path,
+        """
 [capabilities.store]
 provider = "nobody"
 [capabilities.stor]
@@ -174,7 +184,8 @@ llm = "mongo"
 store = "mongo"
 [consumers.cli]
 store = "mongo"
-""")
+""",
+    )
     with pytest.raises(ConfigError) as err:
         host_from(path, Summary(), Mongo())
     messages = [str(p) for p in err.value.problems]
@@ -201,13 +212,16 @@ def test_env_substitution(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> No
     monkeypatch.setenv("AALIS_T_USER", "bob")
     monkeypatch.setenv("AALIS_T_LIMIT", "7")
     monkeypatch.setenv("AALIS_T_FLAG", "yes")
-    path = write(tmp_path, """
+    path = write(
+        tmp_path,
+        """
 [plugins.summary]
 uri = "mongodb://${AALIS_T_USER}:pw@db/x"
 history_limit = "${AALIS_T_LIMIT}"
 verbose = "${AALIS_T_FLAG}"
 path = "literal $${NOT_EXPANDED}"
-""")
+""",
+    )
     summary = Summary()
     config = host_from(path, summary)._entries["summary"].config
     assert config.uri == "mongodb://bob:pw@db/x"
@@ -229,8 +243,11 @@ def test_missing_env_var_is_config_error(tmp_path: Path, monkeypatch: pytest.Mon
 def test_env_secret_is_not_printed_in_errors(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("AALIS_T_SECRET", "hunter2-very-secret")
     with pytest.raises(ConfigError) as err:
-        Host({"plugins": {"summary": {"history_limit": "${AALIS_T_SECRET}"}}}, [Summary()],
-             discover=False)
+        Host(
+            {"plugins": {"summary": {"history_limit": "${AALIS_T_SECRET}"}}},
+            [Summary()],
+            discover=False,
+        )
     assert "hunter2" not in str(err.value)
     assert "${AALIS_T_SECRET}" in str(err.value)
 

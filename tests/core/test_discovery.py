@@ -94,7 +94,11 @@ async def test_broken_plugins_are_listed_in_error_and_host_goes_on(dists: Any, o
     with capture_logs() as logs:
         async with Host() as host:
             info = {p.name: p for p in host.plugins()}
-    logged = {line["plugin"]: line["error"] for line in logs.lines if line["event"] == "plugin failed to load"}
+    logged = {
+        line["plugin"]: line["error"]
+        for line in logs.lines
+        if line["event"] == "plugin failed to load"
+    }
     assert set(logged) == {"t-broken", "t-mismatch", "t-notplugin", "t-ctor"}
     assert "not_a_module_anywhere_xyz" in logged["t-broken"]
     assert info["t-good2"].state == "active"
@@ -102,7 +106,9 @@ async def test_broken_plugins_are_listed_in_error_and_host_goes_on(dists: Any, o
     assert "import failed: ModuleNotFoundError" in (info["t-broken"].error or "")
     assert "not_a_module_anywhere_xyz" in (info["t-broken"].error or "")
     assert info["t-mismatch"].state == "error"
-    assert "'t-mismatch' does not match Plugin.name 'other-name'" in (info["t-mismatch"].error or "")
+    assert "'t-mismatch' does not match Plugin.name 'other-name'" in (
+        info["t-mismatch"].error or ""
+    )
     assert info["t-notplugin"].state == "error"
     assert "Plugin subclass" in (info["t-notplugin"].error or "")
     assert info["t-ctor"].state == "error"

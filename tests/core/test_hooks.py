@@ -68,13 +68,18 @@ async def test_tryfirst_trylast_then_start_order(make_host: Any) -> None:
     )
     async with host:
         assert [n for n, _ in host.hook_impls("thing_clear")] == [
-            "first", "plain1", "plain2", "last",
+            "first",
+            "plain1",
+            "plain2",
+            "last",
         ]
 
 
 async def test_short_circuit(make_host: Any) -> None:
     log: list[str] = []
-    async with make_host(mw_plugin("a", log), mw_plugin("s", log, "short"), mw_plugin("c", log)) as host:
+    async with make_host(
+        mw_plugin("a", log), mw_plugin("s", log, "short"), mw_plugin("c", log)
+    ) as host:
         assert await run(host, log) == []
     assert log == ["a in", "s in", "a out"]
 
@@ -231,8 +236,16 @@ def contributor(name: str, items: Any, **opts: Any) -> Plugin:
 async def test_contributions_order_validation_and_first_label_wins(make_host: Any) -> None:
     host = make_host(
         contributor("a", [Kind("context", "History (a)"), Kind("notes", "Notes")]),
-        contributor("b", [Kind("context", "History (b)"), Kind("", "empty"), Kind("x/y", "slash"),
-                          Kind(3, "not a str"), Kind("b-own", "B")]),
+        contributor(
+            "b",
+            [
+                Kind("context", "History (b)"),
+                Kind("", "empty"),
+                Kind("x/y", "slash"),
+                Kind(3, "not a str"),
+                Kind("b-own", "B"),
+            ],
+        ),
         contributor("boom", RuntimeError("contribution failed")),
         contributor("first", [Kind("early", "Early")], tryfirst=True),
         contributor("none", None),

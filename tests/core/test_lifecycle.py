@@ -263,7 +263,10 @@ async def test_context_fields(make_host: Any, tmp_path: Any) -> None:
     host = make_host(Probe())
     async with host:
         assert seen == {
-            "name": "probe", "data_dir": tmp_path / "data", "host": host, "config": None,
+            "name": "probe",
+            "data_dir": tmp_path / "data",
+            "host": host,
+            "config": None,
         }
         assert host.data_dir == tmp_path / "data"
         assert not host.data_dir.exists()  # created by plugins that need it, not the host

@@ -17,8 +17,14 @@ from aalis_core.testing import capture_logs
     ("text", "expected"),
     [
         ("mongodb://user:pass@host/db", "mongodb://user:***@host/db"),
-        ("mongodb+srv://admin:s3cr%40t@cluster0.x.net/?w=1", "mongodb+srv://admin:***@cluster0.x.net/?w=1"),
-        ("postgres://u:p@127.0.0.1:5432/x and redis://:pw@r:6379", "postgres://u:***@127.0.0.1:5432/x and redis://:***@r:6379"),
+        (
+            "mongodb+srv://admin:s3cr%40t@cluster0.x.net/?w=1",
+            "mongodb+srv://admin:***@cluster0.x.net/?w=1",
+        ),
+        (
+            "postgres://u:p@127.0.0.1:5432/x and redis://:pw@r:6379",
+            "postgres://u:***@127.0.0.1:5432/x and redis://:***@r:6379",
+        ),
         ("mongodb://host:27017/db", "mongodb://host:27017/db"),
         ("key sk-abcdefghijklmnop1234", "key sk-***"),
         ("sk-proj-AbC_dEf-123456789", "sk-***"),

@@ -33,8 +33,19 @@ def test_every_public_name_resolves() -> None:
     for name in aalis_core.__all__:
         assert getattr(aalis_core, name) is not None
     assert set(aalis_core.__all__) >= {
-        "Plugin", "PluginDisabled", "hookimpl", "hookspec", "Capability", "CapabilityAbsent",
-        "Handle", "PluginContext", "Host", "PluginInfo", "ConfigError", "get_logger", "redact",
+        "Plugin",
+        "PluginDisabled",
+        "hookimpl",
+        "hookspec",
+        "Capability",
+        "CapabilityAbsent",
+        "Handle",
+        "PluginContext",
+        "Host",
+        "PluginInfo",
+        "ConfigError",
+        "get_logger",
+        "redact",
     }
 
 
@@ -50,7 +61,8 @@ def test_core_imports_no_contract_or_plugin() -> None:
             elif isinstance(node, ast.ImportFrom) and node.module:
                 names = [node.module]
             offenders += [
-                f"{path.name}: {n}" for n in names
+                f"{path.name}: {n}"
+                for n in names
                 if n.startswith(("aalis_api_", "aalis_plugin_", "aalis_schema_"))
             ]
     assert offenders == []

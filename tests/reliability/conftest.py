@@ -39,7 +39,9 @@ def plugin_class(name: str) -> Any:
 @pytest.fixture(scope="session")
 def mongodb_uri(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A MongoDB URI: ``$AALIS_TEST_MONGODB_URI`` or nx-27017 started on loopback."""
-    testing = pytest.importorskip("aalis_plugin_memory_mongodb.testing", reason="memory-mongodb is not installed")
+    testing = pytest.importorskip(
+        "aalis_plugin_memory_mongodb.testing", reason="memory-mongodb is not installed"
+    )
     if reason := testing.unavailable():
         pytest.skip(reason)
     # In-memory databases, one isolated SQLite each: fast.

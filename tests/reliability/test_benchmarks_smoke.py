@@ -25,8 +25,17 @@ pytestmark = pytest.mark.timeout(240)
 ROOT = Path(__file__).resolve().parents[2]
 BENCHMARKS = ROOT / "benchmarks"
 REPORT_KEYS = {
-    "benchmark", "quick", "started_at", "duration_s", "machine", "server",
-    "parameters", "results", "ratios", "targets", "notes",
+    "benchmark",
+    "quick",
+    "started_at",
+    "duration_s",
+    "machine",
+    "server",
+    "parameters",
+    "results",
+    "ratios",
+    "targets",
+    "notes",
 }
 
 
@@ -39,7 +48,13 @@ def _installed(module: str) -> bool:
 
 def _langchain_usable() -> bool:
     proc = subprocess.run(
-        [sys.executable, "-W", "ignore", "-c", "import langchain_community.chat_message_histories.sql"],
+        [
+            sys.executable,
+            "-W",
+            "ignore",
+            "-c",
+            "import langchain_community.chat_message_histories.sql",
+        ],
         capture_output=True,
         timeout=120,
     )
@@ -49,7 +64,9 @@ def _langchain_usable() -> bool:
 def _mongodb_reachable() -> bool:
     if os.environ.get("AALIS_TEST_MONGODB_URI"):
         return True
-    return Path(sys.executable).with_name("nx-27017").exists() or shutil.which("nx-27017") is not None
+    return (
+        Path(sys.executable).with_name("nx-27017").exists() or shutil.which("nx-27017") is not None
+    )
 
 
 NEEDS: dict[str, list[str]] = {
@@ -124,7 +141,9 @@ def test_langchain_is_measured_when_installed_and_named_when_not(run_benchmark: 
     if not _langchain_usable():
         assert any("langchain" in note.lower() for note in report["notes"])
         assert all(row["langchain_median_us"] is None for row in report["results"])
-        pytest.skip("langchain-community is not installed (pip install -e '.[bench]'); reported as not measured")
+        pytest.skip(
+            "langchain-community is not installed (pip install -e '.[bench]'); reported as not measured"
+        )
     assert all(row["langchain_median_us"] for row in report["results"])
     assert any(row["contender"] == "LangChain add_message" for row in save["results"])
 
@@ -135,7 +154,10 @@ def test_mongodb_reports_name_the_server(run_benchmark: Any) -> None:
     assert server["kind"]
     assert "@" not in server["uri"] or ":***@" in server["uri"], "a password leaked into the report"
     assert {row["operation"].split("(")[0].split(" ")[0] for row in report["results"]} == {
-        "save_message", "get_history", "archive_span", "commit_metadata",
+        "save_message",
+        "get_history",
+        "archive_span",
+        "commit_metadata",
     }
 
 

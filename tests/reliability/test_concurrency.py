@@ -31,7 +31,9 @@ async def _full(mem: Any, session_id: str) -> list[Message]:
 
 async def test_1000_concurrent_saves_on_one_session_are_all_there_in_order(memory: Any) -> None:
     # No timestamps: each save stores "now", so order must follow time, then insertion.
-    saves = [memory.save_message("busy", Message(role="user", content=f"m{i}")) for i in range(SAVES)]
+    saves = [
+        memory.save_message("busy", Message(role="user", content=f"m{i}")) for i in range(SAVES)
+    ]
     await asyncio.gather(*saves)
     history = await _full(memory, "busy")
     contents = [m.content for m in history]
@@ -51,7 +53,9 @@ async def test_concurrent_writers_keep_their_own_order_on_equal_timestamps(memor
 
     async def writer(w: int) -> None:
         for j in range(per_writer):
-            await memory.save_message("ties", Message(role="user", content=f"{w}:{j}", timestamp=stamp))
+            await memory.save_message(
+                "ties", Message(role="user", content=f"{w}:{j}", timestamp=stamp)
+            )
 
     await asyncio.gather(*(writer(w) for w in range(writers)))
     history = await _full(memory, "ties")
@@ -66,10 +70,17 @@ async def test_concurrent_writers_keep_their_own_order_on_equal_timestamps(memor
 async def test_1000_concurrent_saves_across_50_sessions_sort_by_timestamp(memory: Any) -> None:
     sessions, per_session = 50, SAVES // 50
     rng = random.Random(7)
-    planned = [(f"s{s}", 1_000_000 + t * 1000, f"s{s}-t{t}") for s in range(sessions) for t in range(per_session)]
+    planned = [
+        (f"s{s}", 1_000_000 + t * 1000, f"s{s}-t{t}")
+        for s in range(sessions)
+        for t in range(per_session)
+    ]
     rng.shuffle(planned)  # issue order unrelated to timestamp order
     await asyncio.gather(
-        *(memory.save_message(sid, Message(role="user", content=c, timestamp=ts)) for sid, ts, c in planned)
+        *(
+            memory.save_message(sid, Message(role="user", content=c, timestamp=ts))
+            for sid, ts, c in planned
+        )
     )
     for s in range(sessions):
         history = await _full(memory, f"s{s}")
@@ -99,7 +110,9 @@ class _ClearProbe(Plugin):
         await asyncio.sleep(0.02)
 
 
-async def _race(host: Any, probe: _ClearProbe, scope: str, sessions: list[str]) -> tuple[set[str], set[str]]:
+async def _race(
+    host: Any, probe: _ClearProbe, scope: str, sessions: list[str]
+) -> tuple[set[str], set[str]]:
     """Run writers on ``sessions`` while a clear runs; return (saves that started while the
     clear was under way, contents found afterwards)."""
     from aalis_api_memory import run_clear

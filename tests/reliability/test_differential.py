@@ -46,12 +46,19 @@ step = st.one_of(
     st.tuples(st.just("get_history"), st.tuples(session, small)),
     st.tuples(st.just("count_history"), st.tuples(session)),
     st.tuples(st.just("get_full_history"), st.tuples(session, small)),
-    st.tuples(st.just("archive_span"), st.tuples(session, small, st.lists(st.integers(0, 5), max_size=3))),
+    st.tuples(
+        st.just("archive_span"), st.tuples(session, small, st.lists(st.integers(0, 5), max_size=3))
+    ),
     st.tuples(st.just("clear_session"), st.tuples(session)),
     st.tuples(
         st.just("get_messages_by_session_range"),
-        st.tuples(session, stamp, stamp, st.sampled_from([None, ["user"], ["user", "assistant"]]),
-                  st.sampled_from([None, ["event-marker"], ["note"]])),
+        st.tuples(
+            session,
+            stamp,
+            stamp,
+            st.sampled_from([None, ["user"], ["user", "assistant"]]),
+            st.sampled_from([None, ["event-marker"], ["note"]]),
+        ),
     ),
     st.tuples(
         st.just("get_recent_messages_across_sessions"),
@@ -66,22 +73,32 @@ step = st.one_of(
             exclude_session_ids=st.sampled_from([None, ("a",), ("b", "c")]),
         ).map(lambda q: (q,)),
     ),
-    st.tuples(st.just("update_message_content"),
-              st.tuples(session, st.sampled_from(["hi", "x%y", "l"]), st.sampled_from(["HI", ""]), small)),
-    st.tuples(st.just("delete_messages_by_timestamps"), st.tuples(session, st.lists(stamp, max_size=2))),
+    st.tuples(
+        st.just("update_message_content"),
+        st.tuples(session, st.sampled_from(["hi", "x%y", "l"]), st.sampled_from(["HI", ""]), small),
+    ),
+    st.tuples(
+        st.just("delete_messages_by_timestamps"), st.tuples(session, st.lists(stamp, max_size=2))
+    ),
     st.tuples(st.just("list_sessions"), st.just(())),
     st.tuples(st.just("export_session"), st.tuples(session)),
     st.tuples(
         st.just("import_messages"),
-        st.tuples(session, st.lists(st.builds(StoredMessage, a_message(), st.booleans()), max_size=3)),
+        st.tuples(
+            session, st.lists(st.builds(StoredMessage, a_message(), st.booleans()), max_size=3)
+        ),
     ),
     st.tuples(st.just("clear_all"), st.just(())),
     st.tuples(
         st.just("commit_metadata"),
         st.lists(
             st.one_of(
-                st.builds(Put, st.sampled_from(["n1", "n2"]), st.sampled_from(["k1", "k2"]),
-                          st.fixed_dictionaries({"v": st.integers(0, 3)})),
+                st.builds(
+                    Put,
+                    st.sampled_from(["n1", "n2"]),
+                    st.sampled_from(["k1", "k2"]),
+                    st.fixed_dictionaries({"v": st.integers(0, 3)}),
+                ),
                 st.builds(Delete, st.sampled_from(["n1", "n2"]), st.sampled_from(["k1", "k2"])),
             ),
             max_size=3,
@@ -94,7 +111,9 @@ step = st.one_of(
 async def _state(mem: Any) -> Any:
     sessions = {}
     for info in await mem.list_sessions():
-        sessions[info.session_id] = [(r.message, r.archived) for r in await mem.export_session(info.session_id)]
+        sessions[info.session_id] = [
+            (r.message, r.archived) for r in await mem.export_session(info.session_id)
+        ]
     metadata = {
         ns: {k: await mem.get_metadata(ns, k) for k in await mem.list_metadata_keys(ns)}
         for ns in await mem.list_namespaces()
@@ -112,7 +131,11 @@ def _normal(method: str, value: Any) -> Any:
 
 async def _empty(mem: Any) -> None:
     await mem.clear_all()
-    deletes = [Delete(ns, k) for ns in await mem.list_namespaces() for k in await mem.list_metadata_keys(ns)]
+    deletes = [
+        Delete(ns, k)
+        for ns in await mem.list_namespaces()
+        for k in await mem.list_metadata_keys(ns)
+    ]
     if deletes:
         await mem.commit_metadata(deletes)
 
@@ -144,7 +167,9 @@ async def _run(memory: Any, steps: list[tuple[str, tuple[Any, ...]]]) -> None:
 @pytest.mark.parametrize("backend_name", ["memory-sqlite"])
 @_settings(40)
 @given(steps=st.lists(step, min_size=4, max_size=12))
-async def test_call_sequences_match_the_reference(memory: Any, steps: list[tuple[str, tuple[Any, ...]]]) -> None:
+async def test_call_sequences_match_the_reference(
+    memory: Any, steps: list[tuple[str, tuple[Any, ...]]]
+) -> None:
     await _run(memory, steps)
 
 

@@ -38,7 +38,7 @@ NASTY_STRINGS = [
     "",
     " ",
     "'; DROP TABLE messages; --",
-    "\" OR 1=1 --",
+    '" OR 1=1 --',
     "' OR '1'='1",
     "%",
     "_",
@@ -69,12 +69,32 @@ NASTY_STRINGS = [
 WRONG_TYPES: list[Any] = [None, 1, 1.5, True, b"bytes", {"$ne": None}, {"$gt": ""}, ["a"], ("a",)]
 OPERATOR_DICTS: list[Any] = [{"$ne": None}, {"$gt": ""}, {"$where": "1"}, {"$regex": ".*"}]
 
-hostile_text = st.one_of(st.sampled_from(NASTY_STRINGS), st.text(st.characters(codec=None), max_size=20))
+hostile_text = st.one_of(
+    st.sampled_from(NASTY_STRINGS), st.text(st.characters(codec=None), max_size=20)
+)
 hostile_id = st.one_of(st.sampled_from(["witness", "other", "witness", ""]), hostile_text)
 maybe_wrong_id = st.one_of(hostile_id, hostile_id, hostile_id, st.sampled_from(WRONG_TYPES))
 
 limits = st.sampled_from(
-    [None, 0, 1, 2, 3, 50, math.inf, -1, 2.0, math.nan, -math.inf, True, "5", 10**30, 2**63, 1.5, [1]]
+    [
+        None,
+        0,
+        1,
+        2,
+        3,
+        50,
+        math.inf,
+        -1,
+        2.0,
+        math.nan,
+        -math.inf,
+        True,
+        "5",
+        10**30,
+        2**63,
+        1.5,
+        [1],
+    ]
 )
 
 json_leaf = st.one_of(
@@ -85,10 +105,14 @@ json_leaf = st.one_of(
     st.floats(allow_nan=False, allow_infinity=False),
     hostile_text,
 )
-json_key = st.one_of(st.sampled_from(["$gt", "$set", "a.b", "", "\x00", "_id", "k", "$"]), hostile_text)
+json_key = st.one_of(
+    st.sampled_from(["$gt", "$set", "a.b", "", "\x00", "_id", "k", "$"]), hostile_text
+)
 json_value = st.recursive(
     json_leaf,
-    lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(json_key, inner, max_size=3)),
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=3), st.dictionaries(json_key, inner, max_size=3)
+    ),
     max_leaves=8,
 )
 
@@ -105,8 +129,17 @@ json_object = st.one_of(
     st.sampled_from([_nested(50), _nested(150), _nested(400), {"big": MEGABYTE}, *OPERATOR_DICTS]),
 )
 bad_metadata_data = st.sampled_from(
-    [None, "text", [1], {1: "int key"}, {"s": {1, 2}}, {"b": b"x"}, {"nan": math.nan}, {"inf": math.inf},
-     _nested(600)]
+    [
+        None,
+        "text",
+        [1],
+        {1: "int key"},
+        {"s": {1, 2}},
+        {"b": b"x"},
+        {"nan": math.nan},
+        {"inf": math.inf},
+        _nested(600),
+    ]
 )
 
 timestamps = st.one_of(
@@ -118,7 +151,9 @@ timestamps = st.one_of(
 def messages(draw: st.DrawFn) -> Message:
     """A valid ``Message`` (it refuses wrong types itself) full of hostile content."""
     fields: dict[str, Any] = {
-        "role": draw(st.one_of(st.sampled_from(["user", "assistant", "tool", "system"]), hostile_text)),
+        "role": draw(
+            st.one_of(st.sampled_from(["user", "assistant", "tool", "system"]), hostile_text)
+        ),
         "content": draw(st.one_of(st.none(), hostile_text)),
         "timestamp": draw(timestamps),
     }
@@ -127,7 +162,9 @@ def messages(draw: st.DrawFn) -> Message:
     if draw(st.integers(0, 4)) == 0:
         fields["kind"] = draw(st.one_of(st.just("event-marker"), hostile_text))
     if draw(st.integers(0, 4)) == 0:
-        fields["tool_calls"] = [ToolCall(id=draw(hostile_text), name=draw(hostile_text), arguments=draw(hostile_text))]
+        fields["tool_calls"] = [
+            ToolCall(id=draw(hostile_text), name=draw(hostile_text), arguments=draw(hostile_text))
+        ]
         fields["tool_call_id"] = draw(st.one_of(st.none(), hostile_text))
         fields["name"] = draw(st.one_of(st.none(), hostile_text))
     if draw(st.integers(0, 4)) == 0:
@@ -141,9 +178,13 @@ def messages(draw: st.DrawFn) -> Message:
         return Message(role="user", content=fields["content"], timestamp=fields["timestamp"])
 
 
-message_or_wrong = st.one_of(messages(), messages(), messages(), st.sampled_from([None, "hi", {"role": "user"}, 1]))
+message_or_wrong = st.one_of(
+    messages(), messages(), messages(), st.sampled_from([None, "hi", {"role": "user"}, 1])
+)
 str_filters = st.one_of(
-    st.none(), st.lists(hostile_text, max_size=3), st.sampled_from([[], "user", [1], [None], ["user", "$ne"]])
+    st.none(),
+    st.lists(hostile_text, max_size=3),
+    st.sampled_from([[], "user", [1], [None], ["user", "$ne"]]),
 )
 
 
@@ -158,7 +199,9 @@ def recent_queries(draw: st.DrawFn) -> Any:
             kinds=draw(str_filters),
             exclude_kinds=draw(str_filters),
             since_ts=draw(st.one_of(st.none(), timestamps, st.sampled_from(["0", 1.5, True]))),
-            platform=draw(st.one_of(st.none(), hostile_text, st.sampled_from([*OPERATOR_DICTS, 1]))),
+            platform=draw(
+                st.one_of(st.none(), hostile_text, st.sampled_from([*OPERATOR_DICTS, 1]))
+            ),
             exclude_session_ids=draw(str_filters),
         )
     except (TypeError, ValueError):
@@ -178,8 +221,19 @@ ts_lists = st.one_of(
 @st.composite
 def stored_records(draw: st.DrawFn) -> Any:
     if draw(st.integers(0, 4)) == 0:
-        return draw(st.sampled_from([None, "x", [Message(role="user", content="bare")], [StoredMessage(Message(role="u"), 1)]]))  # type: ignore[arg-type]
-    return [StoredMessage(draw(messages()), draw(st.booleans())) for _ in range(draw(st.integers(0, 3)))]
+        return draw(
+            st.sampled_from(
+                [
+                    None,
+                    "x",
+                    [Message(role="user", content="bare")],
+                    [StoredMessage(Message(role="u"), 1)],
+                ]
+            )
+        )  # type: ignore[arg-type]
+    return [
+        StoredMessage(draw(messages()), draw(st.booleans())) for _ in range(draw(st.integers(0, 3)))
+    ]
 
 
 @st.composite
@@ -195,7 +249,10 @@ def metadata_ops(draw: st.DrawFn) -> Any:
         else:
             ops.append(Delete(ns, key))
     if draw(st.integers(0, 4)) == 0:  # a wrong-typed op hidden among good ones
-        ops.insert(draw(st.integers(0, len(ops))), draw(st.sampled_from([Put(1, "k", {}), Delete("n", None), "op"])))  # type: ignore[arg-type]
+        ops.insert(
+            draw(st.integers(0, len(ops))),
+            draw(st.sampled_from([Put(1, "k", {}), Delete("n", None), "op"])),
+        )  # type: ignore[arg-type]
     return ops
 
 
@@ -218,7 +275,11 @@ CALLS: dict[str, Any] = {
     "get_recent_messages_across_sessions": st.tuples(recent_queries()),
     "update_message_content": st.tuples(
         maybe_wrong_id,
-        st.one_of(st.sampled_from(["%", "_", ".*", "$", "a", "witness", "\x00", "", "'"]), hostile_text, st.sampled_from(WRONG_TYPES)),
+        st.one_of(
+            st.sampled_from(["%", "_", ".*", "$", "a", "witness", "\x00", "", "'"]),
+            hostile_text,
+            st.sampled_from(WRONG_TYPES),
+        ),
         st.one_of(hostile_text, st.sampled_from(WRONG_TYPES)),
         limits,
     ),
@@ -228,7 +289,9 @@ CALLS: dict[str, Any] = {
     "export_session": st.tuples(maybe_wrong_id),
     "import_messages": st.tuples(maybe_wrong_id, stored_records()),
     "save_metadata": st.tuples(
-        st.one_of(st.just("witness-ns"), maybe_wrong_id), maybe_wrong_id, st.one_of(json_object, json_object, bad_metadata_data)
+        st.one_of(st.just("witness-ns"), maybe_wrong_id),
+        maybe_wrong_id,
+        st.one_of(json_object, json_object, bad_metadata_data),
     ),
     "get_metadata": st.tuples(st.one_of(st.just("witness-ns"), maybe_wrong_id), maybe_wrong_id),
     "list_metadata": st.tuples(st.one_of(st.just("witness-ns"), maybe_wrong_id)),
@@ -243,17 +306,32 @@ CALLS: dict[str, Any] = {
 async def _reset(mem: Any) -> None:
     """Empty the store, then seed the witness data every example starts from."""
     await mem.clear_all()
-    deletes = [Delete(ns, key) for ns in await mem.list_namespaces() for key in await mem.list_metadata_keys(ns)]
+    deletes = [
+        Delete(ns, key)
+        for ns in await mem.list_namespaces()
+        for key in await mem.list_metadata_keys(ns)
+    ]
     if deletes:
         await mem.commit_metadata(deletes)
     seed = [
         Message(role="system", content="be kind", timestamp=1000),
-        Message(role="user", content="hello %_ 'witness' $gt", timestamp=2000, metadata={"platform": "cli"}),
+        Message(
+            role="user",
+            content="hello %_ 'witness' $gt",
+            timestamp=2000,
+            metadata={"platform": "cli"},
+        ),
         Message(role="assistant", content="hi", timestamp=3000, metadata={"platform": "cli"}),
         Message(role="notice", kind="event-marker", content="divider", timestamp=3000),
-        Message(role="user", content="a.b $set \\ witness", timestamp=4000, metadata={"platform": "web"}),
-        Message(role="assistant", content=None, timestamp=5000,
-                tool_calls=[ToolCall(id="c1", name="f", arguments='{"q": "$ne"}')]),
+        Message(
+            role="user", content="a.b $set \\ witness", timestamp=4000, metadata={"platform": "web"}
+        ),
+        Message(
+            role="assistant",
+            content=None,
+            timestamp=5000,
+            tool_calls=[ToolCall(id="c1", name="f", arguments='{"q": "$ne"}')],
+        ),
         Message(role="tool", content="42", tool_call_id="c1", timestamp=6000),
     ]
     for message in seed:
@@ -272,7 +350,9 @@ async def _snapshot(mem: Any) -> tuple[Any, Any]:
         sessions[info.session_id] = [(r.message, r.archived) for r in records]
     metadata = {}
     for ns in await mem.list_namespaces():
-        metadata[ns] = {key: await mem.get_metadata(ns, key) for key in await mem.list_metadata_keys(ns)}
+        metadata[ns] = {
+            key: await mem.get_metadata(ns, key) for key in await mem.list_metadata_keys(ns)
+        }
     return sessions, metadata
 
 
@@ -307,18 +387,26 @@ async def _check_one_call(mem: Any, reference: Any, method: str, args: tuple[Any
     before = await _snapshot(mem)
     outcome, value = await _call(mem, method, args)
     if outcome == "refused":
-        assert await _snapshot(mem) == before, f"{method}{_short(args)} was refused ({value!r}) but wrote"
+        assert await _snapshot(mem) == before, (
+            f"{method}{_short(args)} was refused ({value!r}) but wrote"
+        )
         return
     ref_outcome, ref_value = await _call(reference, method, args)
-    assert ref_outcome == "ok", f"{method}{_short(args)} was accepted but the reference refuses it: {ref_value!r}"
+    assert ref_outcome == "ok", (
+        f"{method}{_short(args)} was accepted but the reference refuses it: {ref_value!r}"
+    )
     if method == "get_recent_messages_across_sessions":
         stamps = [r.message.timestamp for r in value]
         assert stamps == sorted(stamps), "cross-session results are not ascending"
     if method == "list_sessions":
         order = [i.last_timestamp or 0 for i in value]
         assert order == sorted(order, reverse=True), "list_sessions is not newest first"
-    assert _normal(method, value) == _normal(method, ref_value), f"{method}{_short(args)} returned another result"
-    assert await _snapshot(mem) == await _snapshot(reference), f"{method}{_short(args)} stored something else"
+    assert _normal(method, value) == _normal(method, ref_value), (
+        f"{method}{_short(args)} returned another result"
+    )
+    assert await _snapshot(mem) == await _snapshot(reference), (
+        f"{method}{_short(args)} stored something else"
+    )
 
 
 def _reference() -> Any:
@@ -356,7 +444,11 @@ def _settings(examples: int) -> Any:
         derandomize=True,  # the same examples every run: CI is repeatable
         database=None,  # and leaves no .hypothesis/ directory behind
         phases=[Phase.explicit, Phase.reuse, Phase.generate],
-        suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow, HealthCheck.data_too_large],
+        suppress_health_check=[
+            HealthCheck.function_scoped_fixture,
+            HealthCheck.too_slow,
+            HealthCheck.data_too_large,
+        ],
     )
 
 

@@ -54,7 +54,9 @@ def _info(host: Host, name: str) -> Any:
 
 
 def _logged_for(logs: list[dict[str, Any]], plugin: str) -> list[dict[str, Any]]:
-    return [e for e in logs if e.get("plugin") == plugin and e.get("log_level") in ("error", "warning")]
+    return [
+        e for e in logs if e.get("plugin") == plugin and e.get("log_level") in ("error", "warning")
+    ]
 
 
 # -- import ---------------------------------------------------------------------------------
@@ -257,7 +259,9 @@ async def test_a_failing_clear_middleware_is_a_failure_row_and_the_history_still
             context = [r for r in rows if r.type == "context"]
             assert context
             assert all(r.success for r in context)
-            assert history_cleared(ClearRequest(scope="session", session_id="doomed", results=list(rows)))
+            assert history_cleared(
+                ClearRequest(scope="session", session_id="doomed", results=list(rows))
+            )
             assert await host.capability(memory).use.get_history("doomed") == []
             await _memory_works(host, "after-clear")
     assert _logged_for(logs, "rel-fails-in-middleware")

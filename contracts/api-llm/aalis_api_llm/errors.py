@@ -45,7 +45,9 @@ class LLMRequestError(LLMError):
     Typical causes are a wrong model name, a bad API key or a prompt over the context window.
     """
 
-    def __init__(self, message: str, *, model: str | None = None, status: int | None = None) -> None:
+    def __init__(
+        self, message: str, *, model: str | None = None, status: int | None = None
+    ) -> None:
         super().__init__(message, model=model)
         self.status = status
 
@@ -53,7 +55,9 @@ class LLMRequestError(LLMError):
 class LLMServerError(LLMError):
     """The endpoint kept failing (5xx) after the provider's retries."""
 
-    def __init__(self, message: str, *, model: str | None = None, status: int | None = None) -> None:
+    def __init__(
+        self, message: str, *, model: str | None = None, status: int | None = None
+    ) -> None:
         super().__init__(message, model=model)
         self.status = status
 

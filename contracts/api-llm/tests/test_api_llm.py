@@ -30,7 +30,9 @@ class EchoModel:
         max_tokens: int | None = None,
     ) -> ChatResult:
         text = " | ".join(m.content or "" for m in messages if not m.is_control)
-        return ChatResult(content=text, usage=TokenUsage(prompt_tokens=3, completion_tokens=1, total_tokens=4))
+        return ChatResult(
+            content=text, usage=TokenUsage(prompt_tokens=3, completion_tokens=1, total_tokens=4)
+        )
 
 
 def test_capability_descriptor() -> None:
@@ -44,7 +46,10 @@ async def test_a_plain_class_satisfies_the_protocol() -> None:
     model = EchoModel()
     assert isinstance(model, ChatModel)
     result = await model.chat(
-        [Message(role="user", content="hi"), Message(role="notice", kind="event-marker", content="x")]
+        [
+            Message(role="user", content="hi"),
+            Message(role="notice", kind="event-marker", content="x"),
+        ]
     )
     assert result.content == "hi"
     assert result.usage is not None

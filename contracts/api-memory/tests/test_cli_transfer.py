@@ -516,7 +516,9 @@ async def test_missing_extension_is_named(two_stores: Any) -> None:
 @pytest.fixture(scope="module")
 def mongodb_uri(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """``$AALIS_TEST_MONGODB_URI``, else nx-27017 on a free loopback port for this module."""
-    testing = pytest.importorskip("aalis_plugin_memory_mongodb.testing", reason="memory-mongodb is not installed")
+    testing = pytest.importorskip(
+        "aalis_plugin_memory_mongodb.testing", reason="memory-mongodb is not installed"
+    )
     if reason := testing.unavailable():
         pytest.skip(reason)
     with testing.wire_server(tmp_path_factory.mktemp("nx-27017")) as server:

@@ -10,7 +10,8 @@ def u(text: str) -> Message:
 
 def call(call_id: str) -> Message:
     return Message(
-        role="assistant", content=None,
+        role="assistant",
+        content=None,
         tool_calls=(ToolCall(id=call_id, name="lookup", arguments="{}"),),
     )
 

@@ -21,7 +21,6 @@ def _print(reply: Reply) -> None:
         click.echo(line, err=True)
 
 
-
 async def _read_line() -> str | None:
     """One line from the terminal without blocking the event loop (auto compression runs)."""
     try:
@@ -68,10 +67,19 @@ async def run_chat(session_id: str, script: list[str] | None) -> int:
 
 
 @click.command("chat")
-@click.option("--session", "session_id", default="cli", show_default=True, metavar="S",
-              help="Session id to chat in.")
-@click.option("--script", type=click.Path(exists=True, dir_okay=False, path_type=Path),
-              help="Read input lines from FILE instead of the terminal (one per line).")
+@click.option(
+    "--session",
+    "session_id",
+    default="cli",
+    show_default=True,
+    metavar="S",
+    help="Session id to chat in.",
+)
+@click.option(
+    "--script",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="Read input lines from FILE instead of the terminal (one per line).",
+)
 def chat_command(session_id: str, script: Path | None) -> None:
     """Chat with the configured model (or the offline stand-in) in one session.
 

@@ -139,7 +139,9 @@ class ChatSession:
         head = [Message(role="system", content=self._config.system_prompt)]
         summary = await self._summary()
         if summary is not None:
-            head.append(Message(role="system", content=f"Summary of the earlier conversation:\n{summary}"))
+            head.append(
+                Message(role="system", content=f"Summary of the earlier conversation:\n{summary}")
+            )
         head_tokens = sum(estimate_message_tokens(m) for m in head)
 
         fetched = await memory.get_history(self.session_id, self._config.history_fetch)
@@ -181,8 +183,12 @@ class ChatSession:
     async def _turn(self, text: str) -> Reply:
         try:
             memory = self._memory()
-            user = Message(role="user", content=text, timestamp=now_ms(),
-                           metadata={"platform": self._config.platform})
+            user = Message(
+                role="user",
+                content=text,
+                timestamp=now_ms(),
+                metadata={"platform": self._config.platform},
+            )
             await memory.save_message(self.session_id, user)
             prompt, usage, prompt_tokens = await self._prompt(memory)
         except Exception as exc:
@@ -191,14 +197,22 @@ class ChatSession:
         try:
             result = await model.chat(prompt, max_tokens=self._config.max_reply_tokens)
         except Exception as exc:
-            return Reply(err=[f"error: the model failed: {_one_line(str(exc)) or type(exc).__name__}"])
-        answer = Message(role="assistant", content=result.content, timestamp=now_ms(),
-                         metadata={"platform": self._config.platform, "model": str(model.id)})
+            return Reply(
+                err=[f"error: the model failed: {_one_line(str(exc)) or type(exc).__name__}"]
+            )
+        answer = Message(
+            role="assistant",
+            content=result.content,
+            timestamp=now_ms(),
+            metadata={"platform": self._config.platform, "model": str(model.id)},
+        )
         try:
             await memory.save_message(self.session_id, answer)
         except Exception as exc:
-            return Reply(out=[f"assistant> {result.content}"],
-                         err=[f"error: the reply was not saved: {_one_line(str(exc))}"])
+            return Reply(
+                out=[f"assistant> {result.content}"],
+                err=[f"error: the reply was not saved: {_one_line(str(exc))}"],
+            )
         if result.usage is not None:
             used = result.usage.prompt_tokens + result.usage.completion_tokens
         else:
@@ -249,11 +263,16 @@ class ChatSession:
             elif word.startswith("--type="):
                 types.extend(t for t in word.split("=", 1)[1].split(",") if t)
             else:
-                return Reply(err=[f"error: unexpected argument {word!r}; usage: /clear [-t TYPE ...]"])
+                return Reply(
+                    err=[f"error: unexpected argument {word!r}; usage: /clear [-t TYPE ...]"]
+                )
         try:
             rows = await run_clear(
-                self._host, "session", session_id=self.session_id,
-                types=types or None, memory=self._caps.memory,
+                self._host,
+                "session",
+                session_id=self.session_id,
+                types=types or None,
+                memory=self._caps.memory,
             )
         except UnknownClearType as exc:
             return Reply(err=[f"error: {exc}"])
@@ -285,10 +304,12 @@ class ChatSession:
             return Reply(err=[f"error: compression failed: {_one_line(str(exc))}"])
         if outcome.record is None:
             return Reply(out=["nothing to compress"])
-        return Reply(out=[
-            f"compressed: {outcome.archived} messages archived, {len(outcome.kept)} kept; "
-            f"summary by {outcome.model}"
-        ])
+        return Reply(
+            out=[
+                f"compressed: {outcome.archived} messages archived, {len(outcome.kept)} kept; "
+                f"summary by {outcome.model}"
+            ]
+        )
 
 
 __all__ = ["HELP", "ChatSession", "Reply"]

@@ -47,7 +47,9 @@ class StandInModel:
         last_user = next((m for m in reversed(visible) if m.role == "user"), None)
         said = _quote(last_user.content or "") if last_user is not None else ""
         turns = sum(1 for m in visible if m.role in ("user", "assistant"))
-        summary = any(m.role == "system" and (m.content or "").startswith("Summary of") for m in visible)
+        summary = any(
+            m.role == "system" and (m.content or "").startswith("Summary of") for m in visible
+        )
         parts = [NOTICE, f'You said: "{said}".']
         parts.append(
             f"I can see {turns} message{'s' if turns != 1 else ''} of this conversation"

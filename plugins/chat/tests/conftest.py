@@ -27,8 +27,14 @@ def aalis(tmp_path: Path) -> Callable[..., subprocess.CompletedProcess[str]]:
     def run(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
         env = {k: v for k, v in os.environ.items() if not k.startswith("AALIS_")}
         return subprocess.run(
-            [str(exe), *args], cwd=tmp_path, env=env, input=stdin, capture_output=True,
-            text=True, timeout=120, check=False,
+            [str(exe), *args],
+            cwd=tmp_path,
+            env=env,
+            input=stdin,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
         )
 
     return run
@@ -61,13 +67,22 @@ class ModelServer:
                 server.requests.append(body)
                 system = body["messages"][0]["content"] if body["messages"] else ""
                 if "running summary" in system:
-                    content = json.dumps({"summary": "The user plans a trip to Lisbon.", "keep": []})
+                    content = json.dumps(
+                        {"summary": "The user plans a trip to Lisbon.", "keep": []}
+                    )
                 else:
                     content = f"Model reply #{len(server.requests)}"
-                payload = json.dumps({
-                    "choices": [{"message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
-                    "usage": {"prompt_tokens": 50, "completion_tokens": 5, "total_tokens": 55},
-                }).encode()
+                payload = json.dumps(
+                    {
+                        "choices": [
+                            {
+                                "message": {"role": "assistant", "content": content},
+                                "finish_reason": "stop",
+                            }
+                        ],
+                        "usage": {"prompt_tokens": 50, "completion_tokens": 5, "total_tokens": 55},
+                    }
+                ).encode()
                 self.send_response(200)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(payload)))
@@ -83,7 +98,9 @@ class ModelServer:
 @pytest.fixture
 def model_server() -> Iterator[ModelServer]:
     server = ModelServer()
-    thread = threading.Thread(target=server.httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
+    thread = threading.Thread(
+        target=server.httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
+    )
     thread.start()
     try:
         yield server

@@ -21,7 +21,8 @@ def test_chat_on_the_embedded_default(
     tmp_path: Path, aalis: Callable[..., Any], sqlite_text: Callable[[Path], str]
 ) -> None:
     first = script(
-        tmp_path, "first.txt",
+        tmp_path,
+        "first.txt",
         "I plan a trip to Lisbon in May.",
         "What budget do I need for Lisbon?",
         "/history",
@@ -45,7 +46,12 @@ def test_chat_on_the_embedded_default(
 
     # /history before the compression: the four messages
     first_history = out[out.index("you> /history") + 1 : out.index("you> /compress")]
-    assert [line.split("> ", 1)[0] for line in first_history] == ["user", "assistant", "user", "assistant"]
+    assert [line.split("> ", 1)[0] for line in first_history] == [
+        "user",
+        "assistant",
+        "user",
+        "assistant",
+    ]
     assert first_history[0] == "user> I plan a trip to Lisbon in May."
     # /compress with the extractive summariser (no llm configured)
     assert out[out.index("you> /compress") + 1] == (
@@ -55,11 +61,17 @@ def test_chat_on_the_embedded_default(
     second = out.index("you> /history", out.index("you> /compress"))
     after = out[second + 1 : out.index("you> Book a hotel near the river.")]
     assert after[0] == "summary (extractive):"
-    assert after[1] == "  [Extractive summary: key sentences selected offline by word frequency; no model wrote it.]"
+    assert (
+        after[1]
+        == "  [Extractive summary: key sentences selected offline by word frequency; no model wrote it.]"
+    )
     assert any("Lisbon" in line for line in after[2:-1])
     assert after[-1] == "-- [4 earlier messages compressed into the summary] --"
     # /clear -t summary: one row, the summary only
-    assert out[out.index("you> /clear -t summary") + 1] == "ok memory-summary [summary]: Summary cleared"
+    assert (
+        out[out.index("you> /clear -t summary") + 1]
+        == "ok memory-summary [summary]: Summary cleared"
+    )
     last = out[out.index("you> /clear -t summary") + 2 :]
     assert last[0] == "you> /history"
     assert last[1] == "-- [4 earlier messages compressed into the summary] --"
@@ -70,11 +82,17 @@ def test_chat_on_the_embedded_default(
     db = tmp_path / ".aalis" / "aalis.db"
     assert db.is_file()
     stored = sqlite_text(db)
-    for text in ("I plan a trip to Lisbon in May.", "What budget do I need for Lisbon?", "Book a hotel near the river."):
+    for text in (
+        "I plan a trip to Lisbon in May.",
+        "What budget do I need for Lisbon?",
+        "Book a hotel near the river.",
+    ):
         assert text in stored
 
     # a second process sees the same session; /clear clears every type, then nothing is left
-    second_run = aalis("chat", "--script", script(tmp_path, "second.txt", "/history", "/clear", "/history"))
+    second_run = aalis(
+        "chat", "--script", script(tmp_path, "second.txt", "/history", "/clear", "/history")
+    )
     assert second_run.returncode == 0, second_run.stderr
     out = second_run.stdout.splitlines()
     assert "user> Book a hotel near the river." in out
@@ -88,7 +106,13 @@ def test_chat_on_the_embedded_default(
 
 
 def test_errors_are_one_line_and_fail_the_run(tmp_path: Path, aalis: Callable[..., Any]) -> None:
-    run = aalis("chat", "--session", "other", "--script", script(tmp_path, "s.txt", "/bogus", "/clear -t nope", "hello"))
+    run = aalis(
+        "chat",
+        "--session",
+        "other",
+        "--script",
+        script(tmp_path, "s.txt", "/bogus", "/clear -t nope", "hello"),
+    )
     assert run.returncode == 1
     errors = run.stderr.strip().splitlines()
     assert errors[0] == "error: unknown command /bogus; try /help"
@@ -100,7 +124,12 @@ def test_errors_are_one_line_and_fail_the_run(tmp_path: Path, aalis: Callable[..
 
 
 def test_aalis_compress_command(tmp_path: Path, aalis: Callable[..., Any]) -> None:
-    assert aalis("chat", "--script", script(tmp_path, "s.txt", "Remember the Lisbon budget.")).returncode == 0
+    assert (
+        aalis(
+            "chat", "--script", script(tmp_path, "s.txt", "Remember the Lisbon budget.")
+        ).returncode
+        == 0
+    )
     run = aalis("compress", "cli")
     assert run.returncode == 0, run.stderr
     assert re.fullmatch(
@@ -113,7 +142,9 @@ def test_aalis_compress_command(tmp_path: Path, aalis: Callable[..., Any]) -> No
     assert aalis("compress", "nobody").stdout.strip() == "Nothing to compress in session 'nobody'."
 
 
-def test_chat_with_a_configured_model(tmp_path: Path, aalis: Callable[..., Any], model_server: Any) -> None:
+def test_chat_with_a_configured_model(
+    tmp_path: Path, aalis: Callable[..., Any], model_server: Any
+) -> None:
     (tmp_path / "aalis.toml").write_text(
         textwrap.dedent(
             f"""
@@ -140,14 +171,20 @@ def test_chat_with_a_configured_model(tmp_path: Path, aalis: Callable[..., Any],
 
     # history_limit = 4: the token_usage after the second reply (4 messages) started an
     # automatic compression, summarised by the configured model
-    summary_requests = [r for r in model_server.requests if "running summary" in r["messages"][0]["content"]]
+    summary_requests = [
+        r for r in model_server.requests if "running summary" in r["messages"][0]["content"]
+    ]
     assert len(summary_requests) >= 1
-    history = aalis("chat", "--script", script(tmp_path, "h.txt", "/history", "One more question.")).stdout
+    history = aalis(
+        "chat", "--script", script(tmp_path, "h.txt", "/history", "One more question.")
+    ).stdout
     lines = history.splitlines()
     assert lines[1:3] == ["you> /history", "summary (llm-openai:test-model):"]
     assert lines[3] == "  The user plans a trip to Lisbon."
     # a prompt is the summary + the history after it
-    chat_requests = [r for r in model_server.requests if "running summary" not in r["messages"][0]["content"]]
+    chat_requests = [
+        r for r in model_server.requests if "running summary" not in r["messages"][0]["content"]
+    ]
     assert all(r["max_tokens"] == 1024 for r in chat_requests)
     last = chat_requests[-1]["messages"]
     assert last[1] == {

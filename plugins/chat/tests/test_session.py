@@ -36,7 +36,9 @@ class EchoModel:
     def __init__(self) -> None:
         self.prompts: list[list[Any]] = []
 
-    async def chat(self, messages: Any, *, temperature: Any = None, max_tokens: Any = None) -> ChatResult:
+    async def chat(
+        self, messages: Any, *, temperature: Any = None, max_tokens: Any = None
+    ) -> ChatResult:
         self.prompts.append(list(messages))
         return ChatResult(
             content=f"echo: {messages[-1].content}",
@@ -113,11 +115,19 @@ async def test_with_a_model_the_prompt_is_trimmed_to_the_window_and_reported() -
 async def test_clear_arguments_are_checked() -> None:
     async with make_host() as host:
         session = host.plugin("chat").session("s")  # type: ignore[union-attr]
-        assert (await session.handle("/clear -t")).err == ["error: -t needs a clear type, e.g. /clear -t summary"]
-        assert (await session.handle("/clear now")).err[0].startswith("error: unexpected argument 'now'")
+        assert (await session.handle("/clear -t")).err == [
+            "error: -t needs a clear type, e.g. /clear -t summary"
+        ]
+        assert (
+            (await session.handle("/clear now"))
+            .err[0]
+            .startswith("error: unexpected argument 'now'")
+        )
         reply = await session.handle("/clear -t history")  # an alias of context
         assert reply.out == ["ok memory [context]: conversation history cleared"]
-        assert (await session.handle("/compress")).err == ["error: no compression provider is active"]
+        assert (await session.handle("/compress")).err == [
+            "error: no compression provider is active"
+        ]
         assert (await session.handle("/quit")).quit
 
 
@@ -125,4 +135,6 @@ async def test_without_memory_a_turn_is_a_clear_error() -> None:
     async with Host({}, [Chat()], discover=False) as host:
         reply = await host.plugin("chat").session("s").handle("hello")  # type: ignore[union-attr]
         assert reply.out == []
-        assert reply.err[0].startswith("error: capability 'memory' is not present for consumer 'chat'")
+        assert reply.err[0].startswith(
+            "error: capability 'memory' is not present for consumer 'chat'"
+        )

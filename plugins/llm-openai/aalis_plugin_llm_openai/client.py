@@ -137,7 +137,9 @@ class OpenAIChatModel:
             async with asyncio.timeout(timeout):
                 return await self._with_retries(payload, time.monotonic() + timeout)
         except TimeoutError:
-            raise LLMTimeout(f"no answer from {self._shown_url} within {timeout:g} s", model=self.id) from None
+            raise LLMTimeout(
+                f"no answer from {self._shown_url} within {timeout:g} s", model=self.id
+            ) from None
 
     async def _with_retries(self, payload: dict[str, Any], deadline: float) -> ChatResult:
         config = self._config
@@ -215,7 +217,9 @@ class OpenAIChatModel:
         status = response.status_code
         text = self._scrub(f"HTTP {status} from {self._shown_url}: {self._server_text(response)}")
         if status == 429:
-            return LLMRateLimited(text, model=self.id, retry_after=parse_retry_after(response.headers))
+            return LLMRateLimited(
+                text, model=self.id, retry_after=parse_retry_after(response.headers)
+            )
         if status >= 500:
             return LLMServerError(text, model=self.id, status=status)
         return LLMRequestError(text, model=self.id, status=status)
@@ -233,12 +237,15 @@ class OpenAIChatModel:
         choice = choices[0]
         message = choice.get("message")
         if not isinstance(message, dict):
-            raise LLMResponseError(f"{self._shown_url} answered a choice without a message", model=self.id)
+            raise LLMResponseError(
+                f"{self._shown_url} answered a choice without a message", model=self.id
+            )
         content = message.get("content")
         if isinstance(content, list):  # some servers send content parts
             content = "".join(
-                part.get("text", "") for part in content if isinstance(part, dict)
-                and isinstance(part.get("text"), str)
+                part.get("text", "")
+                for part in content
+                if isinstance(part, dict) and isinstance(part.get("text"), str)
             )
         if not isinstance(content, str):
             refusal = message.get("refusal")

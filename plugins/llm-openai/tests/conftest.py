@@ -29,7 +29,13 @@ def completion(content: str, *, usage: bool = True, finish: str = "stop") -> dic
         "id": "chatcmpl-1",
         "object": "chat.completion",
         "model": "test-model-0301",
-        "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": finish}],
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": content},
+                "finish_reason": finish,
+            }
+        ],
     }
     if usage:
         body["usage"] = {"prompt_tokens": 11, "completion_tokens": 3, "total_tokens": 14}
@@ -51,9 +57,17 @@ class ChatServer:
                 length = int(self.headers.get("Content-Length", "0"))
                 raw = self.rfile.read(length)
                 server.requests.append(
-                    {"path": self.path, "headers": dict(self.headers.items()), "json": json.loads(raw)}
+                    {
+                        "path": self.path,
+                        "headers": dict(self.headers.items()),
+                        "json": json.loads(raw),
+                    }
                 )
-                reply = server.replies.pop(0) if server.replies else Reply(500, {"error": "no scripted reply"})
+                reply = (
+                    server.replies.pop(0)
+                    if server.replies
+                    else Reply(500, {"error": "no scripted reply"})
+                )
                 if reply.delay:
                     server.release.wait(reply.delay)
                 data = reply.body if isinstance(reply.body, str) else json.dumps(reply.body)
@@ -73,7 +87,9 @@ class ChatServer:
         self.httpd.daemon_threads = True
         host, port = self.httpd.server_address[:2]
         self.base_url = f"http://{host}:{port}/v1"
-        self.thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
+        self.thread = threading.Thread(
+            target=self.httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
+        )
 
     def script(self, *replies: Reply) -> None:
         self.replies.extend(replies)

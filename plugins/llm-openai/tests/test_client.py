@@ -40,7 +40,11 @@ async def test_a_reply_round_trip(chat_server: Any, reply_type: Any, completion_
     messages = [
         Message(role="system", content="be brief"),
         Message(role="user", content="weather?", name="ann"),
-        Message(role="assistant", content=None, tool_calls=(ToolCall(id="c1", name="weather", arguments='{"city":"Oslo"}'),)),
+        Message(
+            role="assistant",
+            content=None,
+            tool_calls=(ToolCall(id="c1", name="weather", arguments='{"city":"Oslo"}'),),
+        ),
         Message(role="tool", content="rain", tool_call_id="c1", name="weather"),
         Message(role="notice", kind="event-marker", content="[compressed]"),
         Message(role="notice", content="bob joined"),
@@ -50,7 +54,11 @@ async def test_a_reply_round_trip(chat_server: Any, reply_type: Any, completion_
 
     assert result.content == "Hello there"
     assert result.usage is not None
-    assert (result.usage.prompt_tokens, result.usage.completion_tokens, result.usage.total_tokens) == (11, 3, 14)
+    assert (
+        result.usage.prompt_tokens,
+        result.usage.completion_tokens,
+        result.usage.total_tokens,
+    ) == (11, 3, 14)
     assert result.finish_reason == "stop"
     assert result.model == "test-model-0301"
 
@@ -68,7 +76,11 @@ async def test_a_reply_round_trip(chat_server: Any, reply_type: Any, completion_
             "role": "assistant",
             "content": None,
             "tool_calls": [
-                {"id": "c1", "type": "function", "function": {"name": "weather", "arguments": '{"city":"Oslo"}'}}
+                {
+                    "id": "c1",
+                    "type": "function",
+                    "function": {"name": "weather", "arguments": '{"city":"Oslo"}'},
+                }
             ],
         },
         {"role": "tool", "tool_call_id": "c1", "content": "rain"},
@@ -76,7 +88,9 @@ async def test_a_reply_round_trip(chat_server: Any, reply_type: Any, completion_
     ]
 
 
-async def test_no_key_sends_no_authorization(chat_server: Any, reply_type: Any, completion_body: Any) -> None:
+async def test_no_key_sends_no_authorization(
+    chat_server: Any, reply_type: Any, completion_body: Any
+) -> None:
     chat_server.script(reply_type(body=completion_body("ok", usage=False)))
     model = model_for(chat_server, api_key=None)
     result = await model.chat([Message(role="user", content="hi")])
@@ -86,9 +100,19 @@ async def test_no_key_sends_no_authorization(chat_server: Any, reply_type: Any, 
     assert "temperature" not in chat_server.requests[0]["json"]
 
 
-async def test_a_client_error_fails_at_once_and_never_shows_the_key(chat_server: Any, reply_type: Any) -> None:
+async def test_a_client_error_fails_at_once_and_never_shows_the_key(
+    chat_server: Any, reply_type: Any
+) -> None:
     chat_server.script(
-        reply_type(401, {"error": {"message": f"Incorrect API key provided: {KEY}", "type": "invalid_request_error"}})
+        reply_type(
+            401,
+            {
+                "error": {
+                    "message": f"Incorrect API key provided: {KEY}",
+                    "type": "invalid_request_error",
+                }
+            },
+        )
     )
     model = model_for(chat_server, max_retries=3)
     with pytest.raises(LLMRequestError) as caught:
@@ -102,7 +126,9 @@ async def test_a_client_error_fails_at_once_and_never_shows_the_key(chat_server:
     assert len(chat_server.requests) == 1
 
 
-async def test_429_then_200_honours_retry_after(chat_server: Any, reply_type: Any, completion_body: Any) -> None:
+async def test_429_then_200_honours_retry_after(
+    chat_server: Any, reply_type: Any, completion_body: Any
+) -> None:
     chat_server.script(
         reply_type(429, {"error": {"message": "slow down"}}, headers={"Retry-After": "1"}),
         reply_type(body=completion_body("after the wait")),
@@ -128,7 +154,9 @@ async def test_persistent_5xx_gives_up_after_max_retries(chat_server: Any, reply
     assert len(chat_server.requests) == 3
 
 
-async def test_rate_limit_past_the_deadline_is_reported_not_waited(chat_server: Any, reply_type: Any) -> None:
+async def test_rate_limit_past_the_deadline_is_reported_not_waited(
+    chat_server: Any, reply_type: Any
+) -> None:
     chat_server.script(reply_type(429, {"error": "quota"}, headers={"Retry-After": "120"}))
     model = model_for(chat_server, timeout=2.0, max_retry_wait=300.0)
     started = time.monotonic()
@@ -139,7 +167,9 @@ async def test_rate_limit_past_the_deadline_is_reported_not_waited(chat_server: 
     assert caught.value.retry_after == 120.0
 
 
-async def test_a_slow_server_times_out(chat_server: Any, reply_type: Any, completion_body: Any) -> None:
+async def test_a_slow_server_times_out(
+    chat_server: Any, reply_type: Any, completion_body: Any
+) -> None:
     chat_server.script(reply_type(body=completion_body("too late"), delay=10))
     model = model_for(chat_server, timeout=0.5)
     started = time.monotonic()
@@ -170,7 +200,12 @@ async def test_an_unreachable_endpoint() -> None:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     model = OpenAIChatModel(
-        LlmOpenaiConfig(base_url=f"http://user:hunter2@127.0.0.1:{port}/v1", model="m", max_retries=1, retry_backoff=0.01)
+        LlmOpenaiConfig(
+            base_url=f"http://user:hunter2@127.0.0.1:{port}/v1",
+            model="m",
+            max_retries=1,
+            retry_backoff=0.01,
+        )
     )
     with pytest.raises(LLMConnectionError) as caught:
         await model.chat([Message(role="user", content="hi")])

@@ -6,7 +6,13 @@ from aalis_schema_message import Message
 
 def test_images_become_content_parts() -> None:
     [out] = to_chat_messages(
-        [Message(role="user", content="what is this?", images=("https://x.invalid/a.png", {"url": "data:image/png;base64,AA"}))]
+        [
+            Message(
+                role="user",
+                content="what is this?",
+                images=("https://x.invalid/a.png", {"url": "data:image/png;base64,AA"}),
+            )
+        ]
     )
     assert out == {
         "role": "user",
@@ -31,6 +37,11 @@ def test_metadata_and_control_kinds_never_reach_the_model() -> None:
 def test_retry_after_forms() -> None:
     assert parse_retry_after(httpx.Headers({"retry-after": "3"})) == 3.0
     assert parse_retry_after(httpx.Headers({"retry-after-ms": "250", "retry-after": "9"})) == 0.25
-    assert parse_retry_after(httpx.Headers({"retry-after": "Wed, 21 Oct 2015 07:28:00 GMT"}), now=1445412470.0) == 10.0
+    assert (
+        parse_retry_after(
+            httpx.Headers({"retry-after": "Wed, 21 Oct 2015 07:28:00 GMT"}), now=1445412470.0
+        )
+        == 10.0
+    )
     assert parse_retry_after(httpx.Headers({"retry-after": "soon"})) is None
     assert parse_retry_after(httpx.Headers({})) is None

@@ -16,7 +16,9 @@ async def test_unconfigured_it_is_disabled_not_an_error() -> None:
         assert not host.capability(llm).present
 
 
-async def test_configured_it_provides_llm(chat_server: Any, reply_type: Any, completion_body: Any) -> None:
+async def test_configured_it_provides_llm(
+    chat_server: Any, reply_type: Any, completion_body: Any
+) -> None:
     chat_server.script(reply_type(body=completion_body("hi from the server")))
     config = {
         "plugins": {

@@ -244,9 +244,12 @@ class MongoMemory:
         * metadata ``(namespace, key)`` unique: one entry per key, lookups and listings.
         """
         await self._messages.create_index(
-            [("session_id", ASCENDING), ("archived", ASCENDING), *_ORDER], name="session_active_order"
+            [("session_id", ASCENDING), ("archived", ASCENDING), *_ORDER],
+            name="session_active_order",
         )
-        await self._messages.create_index([("session_id", ASCENDING), *_ORDER], name="session_order")
+        await self._messages.create_index(
+            [("session_id", ASCENDING), *_ORDER], name="session_order"
+        )
         await self._messages.create_index([("archived", ASCENDING), *_ORDER], name="recent_order")
         await self._messages.create_index(
             [("platform", ASCENDING), ("archived", ASCENDING), *_ORDER], name="platform_order"
@@ -477,7 +480,9 @@ class MongoMemory:
         await self._messages.bulk_write(updates, ordered=True)
         return len(updates)
 
-    async def delete_messages_by_timestamps(self, session_id: str, timestamps: Iterable[int]) -> int:
+    async def delete_messages_by_timestamps(
+        self, session_id: str, timestamps: Iterable[int]
+    ) -> int:
         check_session_id(session_id)
         wanted = sorted({ts for ts in check_timestamps(timestamps) if INT64_MIN <= ts <= INT64_MAX})
         if not wanted:
@@ -497,9 +502,7 @@ class MongoMemory:
                     "$group": {
                         "_id": "$session_id",
                         "total": {"$sum": 1},
-                        "archived": {
-                            "$sum": {"$cond": [{"$eq": ["$archived", True]}, 1, 0]}
-                        },
+                        "archived": {"$sum": {"$cond": [{"$eq": ["$archived", True]}, 1, 0]}},
                         "last": {"$max": "$timestamp"},
                     }
                 }
@@ -528,7 +531,9 @@ class MongoMemory:
     async def import_messages(self, session_id: str, records: Sequence[StoredMessage]) -> int:
         check_session_id(session_id)
         if isinstance(records, (str, bytes, Mapping)) or not isinstance(records, Iterable):
-            raise TypeError(f"records must be a sequence of StoredMessage, got {type(records).__name__}")
+            raise TypeError(
+                f"records must be a sequence of StoredMessage, got {type(records).__name__}"
+            )
         items = list(records)
         docs: list[Document] = []
         for record in items:

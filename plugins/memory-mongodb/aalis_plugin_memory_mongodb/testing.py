@@ -149,7 +149,11 @@ def nx_command() -> list[str] | None:
     if found:
         return [found]
     if importlib.util.find_spec("nx_27017") is not None:
-        return [sys.executable, "-c", "import sys; from nx_27017.nx_27017 import main; sys.exit(main())"]
+        return [
+            sys.executable,
+            "-c",
+            "import sys; from nx_27017.nx_27017 import main; sys.exit(main())",
+        ]
     return None
 
 
@@ -207,11 +211,16 @@ def _start_nx(workdir: Path, in_memory: bool) -> tuple[subprocess.Popen[bytes], 
             proc = subprocess.Popen(
                 [
                     *command,
-                    "--host", "127.0.0.1",
-                    "--port", str(port),
-                    "--data-dir", data_dir,
-                    "--pid-file", str(workdir / f"{NX}.pid"),
-                    "--log-file", str(workdir / f"{NX}.log"),
+                    "--host",
+                    "127.0.0.1",
+                    "--port",
+                    str(port),
+                    "--data-dir",
+                    data_dir,
+                    "--pid-file",
+                    str(workdir / f"{NX}.pid"),
+                    "--log-file",
+                    str(workdir / f"{NX}.log"),
                 ],
                 stdout=out,
                 stderr=subprocess.STDOUT,

@@ -43,7 +43,9 @@ def mongo_config(mongo_server: TestServer) -> Iterator[MongoConfig]:
         connect_timeout_ms=5000,
         server_selection_timeout_ms=5000,
     )
-    client: MongoClient[dict[str, Any]] = MongoClient(mongo_server.uri, serverSelectionTimeoutMS=5000)
+    client: MongoClient[dict[str, Any]] = MongoClient(
+        mongo_server.uri, serverSelectionTimeoutMS=5000
+    )
     try:
         db = client[mongo_server.database]
         for name in db.list_collection_names():
@@ -66,7 +68,9 @@ async def memory(mongo_config: MongoConfig) -> AsyncIterator[MongoMemory]:
 @pytest.fixture
 def raw_db(mongo_server: TestServer) -> Iterator[Any]:
     """A synchronous handle on the run's database, to look at or tamper with documents."""
-    client: MongoClient[dict[str, Any]] = MongoClient(mongo_server.uri, serverSelectionTimeoutMS=5000)
+    client: MongoClient[dict[str, Any]] = MongoClient(
+        mongo_server.uri, serverSelectionTimeoutMS=5000
+    )
     try:
         yield client[mongo_server.database]
     finally:

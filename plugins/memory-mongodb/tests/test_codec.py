@@ -19,7 +19,21 @@ from aalis_plugin_memory_mongodb.codec import (
 )
 from aalis_schema_message import Message
 
-KEYS = ["plain", "a.b", "$gt", "a$b", "%", "%25", "%2E", "%int", "%json", "\x00", "a\x00.b$%", "", "会话"]
+KEYS = [
+    "plain",
+    "a.b",
+    "$gt",
+    "a$b",
+    "%",
+    "%25",
+    "%2E",
+    "%int",
+    "%json",
+    "\x00",
+    "a\x00.b$%",
+    "",
+    "会话",
+]
 
 
 @pytest.mark.parametrize("key", KEYS)
@@ -34,7 +48,9 @@ def test_keys_round_trip_and_are_bson_safe(key):
 
 def test_plain_keys_are_unchanged():
     assert escape_key("tool_call_id") == "tool_call_id"
-    assert encode_json({"a": {"b": [1, "x", None, True, 1.5]}}) == {"a": {"b": [1, "x", None, True, 1.5]}}
+    assert encode_json({"a": {"b": [1, "x", None, True, 1.5]}}) == {
+        "a": {"b": [1, "x", None, True, 1.5]}
+    }
 
 
 def test_distinct_keys_stay_distinct():
@@ -103,7 +119,19 @@ def test_decode_refuses_what_it_never_writes():
 
 
 @pytest.mark.parametrize(
-    "text", ["plain", "", "$gt", "\x00", "a\x00b", ESCAPE_MARK, ESCAPE_MARK + "x", "\ud800", "\"\\", "会话😀"]
+    "text",
+    [
+        "plain",
+        "",
+        "$gt",
+        "\x00",
+        "a\x00b",
+        ESCAPE_MARK,
+        ESCAPE_MARK + "x",
+        "\ud800",
+        '"\\',
+        "会话😀",
+    ],
 )
 def test_filter_strings_round_trip_without_nul(text):
     stored = escape_str(text)
@@ -120,7 +148,9 @@ def test_filter_strings_are_unchanged_unless_needed():
 
 
 def test_message_document_shape():
-    message = Message(role="user", content="hi", kind="note", timestamp=5, metadata={"platform": "qq", "a.b": 1})
+    message = Message(
+        role="user", content="hi", kind="note", timestamp=5, metadata={"platform": "qq", "a.b": 1}
+    )
     doc = message_document("s", message, 5, archived=False)
     assert doc == {
         "session_id": "s",

@@ -39,7 +39,9 @@ async def writer(store: MongoMemory, name: str, until: asyncio.Future[object]) -
     """Save ``name-0``, ``name-1``, ... until ``until`` is done (at least PER_WRITER)."""
     count = 0
     while count < PER_WRITER or (not until.done() and count < 3000):
-        await store.save_message("shared", Message(role="user", content=f"{name}-{count}", timestamp=TS))
+        await store.save_message(
+            "shared", Message(role="user", content=f"{name}-{count}", timestamp=TS)
+        )
         count += 1
     return count
 
@@ -74,7 +76,9 @@ async def test_ties_keep_each_writers_order_across_clients_and_processes(memory,
     positions = [i for i, content in enumerate(history) if content.startswith("proc-")]
     assert positions[-1] - positions[0] + 1 > len(positions)
     # every save got its own sequence number, and the stored order is the sequence order
-    seqs = [doc["seq"] async for doc in memory._messages.find({}, sort=[("timestamp", 1), ("seq", 1)])]
+    seqs = [
+        doc["seq"] async for doc in memory._messages.find({}, sort=[("timestamp", 1), ("seq", 1)])
+    ]
     assert len(set(seqs)) == len(seqs)
     assert seqs == sorted(seqs)
 

@@ -21,7 +21,9 @@ class TestMongoConformance(MemoryServiceConformance):
         finally:
             await store.close()
 
-    async def corrupt_metadata(self, memory: MongoMemory, namespace: str, key: str, raw_text: str) -> None:
+    async def corrupt_metadata(
+        self, memory: MongoMemory, namespace: str, key: str, raw_text: str
+    ) -> None:
         # A document store has no "text" column: JSON text becomes the value it denotes
         # (an array, a number, null, a string), anything else is stored as the string itself.
         # Neither is an object, so both are unreadable entries.
@@ -31,6 +33,11 @@ class TestMongoConformance(MemoryServiceConformance):
             data = raw_text
         await memory._metadata.replace_one(
             {"namespace": escape_str(namespace), "key": escape_str(key)},
-            {"namespace": escape_str(namespace), "key": escape_str(key), "data": data, "updated_at": 0},
+            {
+                "namespace": escape_str(namespace),
+                "key": escape_str(key),
+                "data": data,
+                "updated_at": 0,
+            },
             upsert=True,
         )

@@ -12,8 +12,17 @@ T0 = 1_700_000_000_000
 INF = math.inf
 
 
-def m(content: str, ts: int | None = None, *, role: str = "user", kind: str | None = None, **kw: object) -> Message:
-    return Message(role=role, content=content, kind=kind, timestamp=None if ts is None else T0 + ts, **kw)
+def m(
+    content: str,
+    ts: int | None = None,
+    *,
+    role: str = "user",
+    kind: str | None = None,
+    **kw: object,
+) -> Message:
+    return Message(
+        role=role, content=content, kind=kind, timestamp=None if ts is None else T0 + ts, **kw
+    )
 
 
 def marker(content: str, ts: int) -> Message:
@@ -68,7 +77,15 @@ async def test_history_window_counts_only_conversation(memory):
     await save_all(
         memory,
         "s",
-        [marker("m0", 0), m("a", 1), marker("m1", 2), m("b", 3), marker("m2", 4), m("c", 5), marker("m3", 6)],
+        [
+            marker("m0", 0),
+            m("a", 1),
+            marker("m1", 2),
+            m("b", 3),
+            marker("m2", 4),
+            m("c", 5),
+            marker("m3", 6),
+        ],
     )
     # everything after the (limit+1)-th newest conversation message, markers included
     assert texts(await memory.get_history("s", 1)) == ["m2", "c", "m3"]
@@ -101,7 +118,11 @@ async def test_archive_span_positions_and_keep(memory):
     assert texts(await memory.get_history("s", INF)) == ["mk", "b", "d"]
     exported = await memory.export_session("s")
     assert [(s.message.content, s.archived) for s in exported] == [
-        ("a", True), ("mk", False), ("b", False), ("c", True), ("d", False)
+        ("a", True),
+        ("mk", False),
+        ("b", False),
+        ("c", True),
+        ("d", False),
     ]
     assert await memory.archive_span("s", 0) == 0
     assert await memory.archive_span("s", INF) == 3
@@ -141,14 +162,35 @@ async def test_range_query(memory):
     await save_all(
         memory,
         "s",
-        [m("a", 0), m("b", 1, role="assistant"), marker("mk", 2), m("c", 3, kind="note"), m("d", 4)],
+        [
+            m("a", 0),
+            m("b", 1, role="assistant"),
+            marker("mk", 2),
+            m("c", 3, kind="note"),
+            m("d", 4),
+        ],
     )
     await memory.archive_span("s", 1)
-    assert texts(await memory.get_messages_by_session_range("s", T0, T0 + 3)) == ["a", "b", "mk", "c"]
-    assert texts(await memory.get_messages_by_session_range("s", T0 + 1, T0 + 4, roles=["user"])) == ["c", "d"]
-    assert texts(await memory.get_messages_by_session_range("s", T0, T0 + 4, roles=[])) == ["a", "b", "mk", "c", "d"]
+    assert texts(await memory.get_messages_by_session_range("s", T0, T0 + 3)) == [
+        "a",
+        "b",
+        "mk",
+        "c",
+    ]
     assert texts(
-        await memory.get_messages_by_session_range("s", T0, T0 + 4, exclude_kinds=["event-marker", "note"])
+        await memory.get_messages_by_session_range("s", T0 + 1, T0 + 4, roles=["user"])
+    ) == ["c", "d"]
+    assert texts(await memory.get_messages_by_session_range("s", T0, T0 + 4, roles=[])) == [
+        "a",
+        "b",
+        "mk",
+        "c",
+        "d",
+    ]
+    assert texts(
+        await memory.get_messages_by_session_range(
+            "s", T0, T0 + 4, exclude_kinds=["event-marker", "note"]
+        )
     ) == ["a", "b", "d"]
     assert await memory.get_messages_by_session_range("s", T0 + 5, T0 + 4) == []
 
@@ -172,7 +214,10 @@ async def test_recent_across_sessions_filters_in_the_query(memory):
     await memory.archive_span("z", INF)
 
     async def recent(**kw: object) -> list[tuple[str, str | None]]:
-        return [(r.session_id, r.message.content) for r in await memory.get_recent_messages_across_sessions(RecentMessagesQuery(**kw))]
+        return [
+            (r.session_id, r.message.content)
+            for r in await memory.get_recent_messages_across_sessions(RecentMessagesQuery(**kw))
+        ]
 
     assert await recent(limit=10) == [("a", "a-user"), ("b", "b-assist"), ("c", "c-note")]
     assert await recent(limit=2) == [("b", "b-assist"), ("c", "c-note")]

@@ -18,7 +18,7 @@ HOSTILE_STRINGS = [
     "$$ROOT",
     "$",
     "a.b",
-    "{\"$ne\": 1}",
+    '{"$ne": 1}',
     "' OR 1=1 --",
     "\x00",
     "a\x00b",
@@ -86,7 +86,9 @@ async def test_operator_namespaces_and_keys_are_type_errors(memory, value):
 @pytest.mark.parametrize("query_field", ["roles", "kinds", "exclude_kinds", "exclude_session_ids"])
 async def test_operator_filters_in_queries_are_type_errors(memory, query_field):
     with pytest.raises(TypeError):
-        await memory.get_recent_messages_across_sessions(RecentMessagesQuery(**{query_field: ({"$ne": 1},)}))
+        await memory.get_recent_messages_across_sessions(
+            RecentMessagesQuery(**{query_field: ({"$ne": 1},)})
+        )
     with pytest.raises(TypeError):
         await memory.get_recent_messages_across_sessions(RecentMessagesQuery(platform={"$ne": 1}))
     with pytest.raises(TypeError):
@@ -99,7 +101,9 @@ async def test_hostile_session_ids_are_stored_verbatim_and_isolated(memory):
     for index, sid in enumerate(HOSTILE_STRINGS):
         assert [x.content for x in await memory.get_history(sid)] == [f"msg-{index}"], repr(sid)
         assert await memory.count_history(sid) == 1
-        assert [x.content for x in await memory.get_messages_by_session_range(sid, 0, T0 * 2)] == [f"msg-{index}"]
+        assert [x.content for x in await memory.get_messages_by_session_range(sid, 0, T0 * 2)] == [
+            f"msg-{index}"
+        ]
     sessions = await memory.list_sessions()
     assert sorted(s.session_id for s in sessions) == sorted(HOSTILE_STRINGS)
     records = await memory.get_recent_messages_across_sessions(
@@ -130,11 +134,24 @@ async def test_hostile_namespaces_and_keys_are_stored_verbatim(memory):
 
 
 async def test_hostile_roles_kinds_and_platforms_filter_as_values(memory):
-    await memory.save_message("s", Message(role="$gt", content="r", kind="$ne", timestamp=T0, metadata={"platform": "$gt"}))
-    await memory.save_message("s", Message(role="user", content="u", kind="a\x00", timestamp=T0 + 1, metadata={"platform": "\x00"}))
+    await memory.save_message(
+        "s",
+        Message(role="$gt", content="r", kind="$ne", timestamp=T0, metadata={"platform": "$gt"}),
+    )
+    await memory.save_message(
+        "s",
+        Message(
+            role="user", content="u", kind="a\x00", timestamp=T0 + 1, metadata={"platform": "\x00"}
+        ),
+    )
 
     async def recent(**kw: object) -> list[str | None]:
-        return [r.message.content for r in await memory.get_recent_messages_across_sessions(RecentMessagesQuery(limit=10, **kw))]
+        return [
+            r.message.content
+            for r in await memory.get_recent_messages_across_sessions(
+                RecentMessagesQuery(limit=10, **kw)
+            )
+        ]
 
     assert await recent(roles=("$gt",)) == ["r"]
     assert await recent(roles=("$gt", "user"), kinds=("$ne",)) == ["r"]
@@ -142,10 +159,17 @@ async def test_hostile_roles_kinds_and_platforms_filter_as_values(memory):
     assert await recent(roles=("$gt", "user"), platform="$gt") == ["r"]
     assert await recent(roles=("$gt", "user"), platform="\x00") == ["u"]
     assert await recent(roles=("$gt", "user"), platform="") == []
-    in_range = await memory.get_messages_by_session_range("s", T0, T0 + 1, roles=["$gt"], exclude_kinds=["$ne"])
+    in_range = await memory.get_messages_by_session_range(
+        "s", T0, T0 + 1, roles=["$gt"], exclude_kinds=["$ne"]
+    )
     assert in_range == []
     [back_r, back_u] = await memory.get_history("s")
-    assert (back_r.role, back_r.kind, back_u.kind, back_u.metadata) == ("$gt", "$ne", "a\x00", {"platform": "\x00"})
+    assert (back_r.role, back_r.kind, back_u.kind, back_u.metadata) == (
+        "$gt",
+        "$ne",
+        "a\x00",
+        {"platform": "\x00"},
+    )
 
 
 async def test_message_bodies_with_operator_keys_round_trip(memory):

@@ -35,7 +35,11 @@ async def test_list_metadata_sorted_with_updated_at(memory):
         await memory.save_metadata("ns", key, {"k": key})
     await memory.save_metadata("other", "z", {})
     entries = await memory.list_metadata("ns")
-    assert [(e.key, e.data) for e in entries] == [("a", {"k": "a"}), ("b", {"k": "b"}), ("c", {"k": "c"})]
+    assert [(e.key, e.data) for e in entries] == [
+        ("a", {"k": "a"}),
+        ("b", {"k": "b"}),
+        ("c", {"k": "c"}),
+    ]
     assert all(isinstance(e.updated_at, int) and e.updated_at > 1_600_000_000_000 for e in entries)
     assert await memory.list_metadata_keys("ns") == ["a", "b", "c"]
     assert await memory.list_namespaces() == ["ns", "other"]
@@ -46,7 +50,9 @@ async def test_unreadable_entries(memory, raw_db, mongo_config):
     coll = raw_db[f"{mongo_config.collection_prefix}metadata"]
     coll.insert_one({"namespace": "ns", "key": "list", "data": [1, 2], "updated_at": 1})
     coll.insert_one({"namespace": "ns", "key": "text", "data": "{not json", "updated_at": 1})
-    coll.insert_one({"namespace": "ns", "key": "bad-marker", "data": {"x": {"%int": "nope"}}, "updated_at": 1})
+    coll.insert_one(
+        {"namespace": "ns", "key": "bad-marker", "data": {"x": {"%int": "nope"}}, "updated_at": 1}
+    )
     assert [e.key for e in await memory.list_metadata("ns")] == ["good"]
     assert await memory.list_metadata_keys("ns") == ["bad-marker", "good", "list", "text"]
     from aalis_core.testing import capture_logs
@@ -93,7 +99,9 @@ async def test_commit_metadata_applies_in_order(memory):
 async def test_commit_metadata_with_bad_data_applies_nothing(memory, bad):
     await memory.save_metadata("ns", "keep", {"v": 0})
     with pytest.raises((TypeError, ValueError)):
-        await memory.commit_metadata([Put("ns", "first", {"ok": 1}), Delete("ns", "keep"), Put("ns", "bad", bad)])
+        await memory.commit_metadata(
+            [Put("ns", "first", {"ok": 1}), Delete("ns", "keep"), Put("ns", "bad", bad)]
+        )
     assert [(e.key, e.data) for e in await memory.list_metadata("ns")] == [("keep", {"v": 0})]
 
 

@@ -91,7 +91,9 @@ async def test_unreachable_server_is_one_redacted_error_within_the_timeout(tmp_p
     with capture_logs() as logs:
         started = time.monotonic()
         async with running_host(
-            plugins=[MemoryMongodb()], config={"plugins": {"memory-mongodb": table}}, data_dir=tmp_path
+            plugins=[MemoryMongodb()],
+            config={"plugins": {"memory-mongodb": table}},
+            data_dir=tmp_path,
         ) as host:
             elapsed = time.monotonic() - started
             plugin = info(host)
@@ -156,7 +158,9 @@ async def test_bad_config_table_is_a_config_error_naming_the_key(tmp_path):
     table = {"uri": f"http://eve:{PASSWORD}@h/", "range_query_limit": 0, "colour": "blue"}
     with pytest.raises(ConfigError) as caught:
         async with running_host(
-            plugins=[MemoryMongodb()], config={"plugins": {"memory-mongodb": table}}, data_dir=tmp_path
+            plugins=[MemoryMongodb()],
+            config={"plugins": {"memory-mongodb": table}},
+            data_dir=tmp_path,
         ):
             pass
     text = str(caught.value)
@@ -168,6 +172,8 @@ async def test_bad_config_table_is_a_config_error_naming_the_key(tmp_path):
 async def test_an_index_that_cannot_be_built_is_a_clear_start_error(mongo_config, raw_db):
     # Two entries for one (namespace, key): the unique index cannot be created.
     coll = raw_db[f"{mongo_config.collection_prefix}metadata"]
-    coll.insert_many([{"namespace": "ns", "key": "k", "data": {}}, {"namespace": "ns", "key": "k", "data": {}}])
+    coll.insert_many(
+        [{"namespace": "ns", "key": "k", "data": {}}, {"namespace": "ns", "key": "k", "data": {}}]
+    )
     with pytest.raises(MongoUnavailable, match="cannot create the indexes at mongodb://"):
         await MongoMemory.connect(mongo_config)

@@ -11,8 +11,14 @@ SECRET = "pa55-w0rd"
 @pytest.mark.parametrize(
     ("uri", "display"),
     [
-        (f"mongodb://user:{SECRET}@h1:27017,h2/db?replicaSet=rs", "mongodb://user:***@h1:27017,h2/db?replicaSet=rs"),
-        (f"mongodb+srv://user:{SECRET}@cluster.example.net/", "mongodb+srv://user:***@cluster.example.net/"),
+        (
+            f"mongodb://user:{SECRET}@h1:27017,h2/db?replicaSet=rs",
+            "mongodb://user:***@h1:27017,h2/db?replicaSet=rs",
+        ),
+        (
+            f"mongodb+srv://user:{SECRET}@cluster.example.net/",
+            "mongodb+srv://user:***@cluster.example.net/",
+        ),
         ("mongodb://user:p%40ss%2Fw0rd@h/", "mongodb://user:***@h/"),
         ("mongodb://user@h/", "mongodb://user@h/"),
         ("mongodb://h:27017/", "mongodb://h:27017/"),

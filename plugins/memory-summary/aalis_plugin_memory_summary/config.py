@@ -72,4 +72,10 @@ class MemorySummaryConfig:
     platforms: dict[str, PlatformProfile] = attrs.field(factory=dict)
 
 
-__all__ = ["MemorySummaryConfig", "PlatformProfile", "SummariserChoice", "check_count", "check_ratio"]
+__all__ = [
+    "MemorySummaryConfig",
+    "PlatformProfile",
+    "SummariserChoice",
+    "check_count",
+    "check_ratio",
+]

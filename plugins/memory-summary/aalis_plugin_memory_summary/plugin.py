@@ -38,7 +38,9 @@ class MemorySummary(Plugin):
         self.service: SummaryCompression | None = None
 
     async def start(self, ctx: PluginContext) -> None:
-        config = ctx.config if isinstance(ctx.config, MemorySummaryConfig) else MemorySummaryConfig()
+        config = (
+            ctx.config if isinstance(ctx.config, MemorySummaryConfig) else MemorySummaryConfig()
+        )
         self.service = SummaryCompression(
             memory=ctx.caps.memory,
             llm=ctx.caps.llm,

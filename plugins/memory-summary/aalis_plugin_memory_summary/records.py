@@ -77,7 +77,12 @@ def overrides_from_json(data: dict[str, Any] | None) -> LineOverrides:
     if not isinstance(data, dict):
         return LineOverrides()
     compress_at = data.get("compress_at")
-    if isinstance(compress_at, bool) or not isinstance(compress_at, int | float) or math.isnan(compress_at) or not 0 <= compress_at <= 1:
+    if (
+        isinstance(compress_at, bool)
+        or not isinstance(compress_at, int | float)
+        or math.isnan(compress_at)
+        or not 0 <= compress_at <= 1
+    ):
         compress_at = None
     history_limit = _opt_int(data.get("history_limit"))
     if history_limit is not None and history_limit < 0:

@@ -199,7 +199,9 @@ class SummaryCompression:
         """
         check_session_id(session_id)
         overrides = LineOverrides(
-            compress_at=check_ratio(compress_at, "compress_at") if compress_at is not None else None,
+            compress_at=check_ratio(compress_at, "compress_at")
+            if compress_at is not None
+            else None,
             history_limit=(
                 check_count(history_limit, "history_limit") if history_limit is not None else None
             ),
@@ -258,7 +260,7 @@ class SummaryCompression:
                 return LlmSummariser(model, model_id)
         if choice == "llm":
             raise CompressionError(
-                "unavailable", "summariser = \"llm\" but no llm provider is bound to memory-summary"
+                "unavailable", 'summariser = "llm" but no llm provider is bound to memory-summary'
             )
         return ExtractiveSummariser()
 
@@ -311,13 +313,20 @@ class SummaryCompression:
             if exc.reason_code in BACKOFF_REASONS:
                 delay = self.backoff.failed(sid)
                 self._log.warning(
-                    "compression failed", session_id=sid, reason=job.reason,
-                    code=exc.reason_code, error=exc.message, auto_backoff_s=delay,
+                    "compression failed",
+                    session_id=sid,
+                    reason=job.reason,
+                    code=exc.reason_code,
+                    error=exc.message,
+                    auto_backoff_s=delay,
                 )
             else:
                 self._log.info(
-                    "compression abandoned", session_id=sid, reason=job.reason,
-                    code=exc.reason_code, error=exc.message,
+                    "compression abandoned",
+                    session_id=sid,
+                    reason=job.reason,
+                    code=exc.reason_code,
+                    error=exc.message,
                 )
             raise
         except Exception:
@@ -359,8 +368,12 @@ class SummaryCompression:
 
         await self._emit("session_compressing", session_id=sid, status="start")
         self._log.info(
-            "compressing", session_id=sid, reason=job.reason, model=summariser.id,
-            messages=len(positions), split=split,
+            "compressing",
+            session_id=sid,
+            reason=job.reason,
+            model=summariser.id,
+            messages=len(positions),
+            split=split,
         )
         try:
             # 2. The summary model; nothing is written while it runs.
@@ -375,14 +388,20 @@ class SummaryCompression:
                     f"{summariser.id} gave no summary within {self._config.timeout:g} s",
                 ) from None
             except Exception as exc:
-                raise CompressionError("model_failed", f"{summariser.id}: {_error_text(exc)}") from exc
+                raise CompressionError(
+                    "model_failed", f"{summariser.id}: {_error_text(exc)}"
+                ) from exc
             if not reply.summary.strip():
                 raise CompressionError("model_failed", f"{summariser.id} returned an empty summary")
 
             # 3. The keep list, capped.
             choice = select_keep(
-                snapshot, split, reply.keep, keep_ratio=self._config.keep_ratio,
-                history_limit=history_limit, groups=groups,
+                snapshot,
+                split,
+                reply.keep,
+                keep_ratio=self._config.keep_ratio,
+                history_limit=history_limit,
+                groups=groups,
             )
 
             # 4. Still the same history?
@@ -411,12 +430,18 @@ class SummaryCompression:
             raise
 
         self._log.info(
-            "compressed", session_id=sid, reason=job.reason, model=summariser.id,
-            archived=archived, kept=len(choice.positions),
+            "compressed",
+            session_id=sid,
+            reason=job.reason,
+            model=summariser.id,
+            archived=archived,
+            kept=len(choice.positions),
         )
         await self._emit("history_changed", session_id=sid)
         await self._emit("session_compressing", session_id=sid, status="done")
-        return CompressionOutcome(sid, job.reason, summariser.id, archived, choice.positions, record)
+        return CompressionOutcome(
+            sid, job.reason, summariser.id, archived, choice.positions, record
+        )
 
     async def _check_unchanged(
         self, job: _Job, memory: MemoryService, snapshot: Sequence[Message]
@@ -436,9 +461,7 @@ class SummaryCompression:
             raise CompressionError("cleared", f"session {sid!r} was cleared during the compression")
         if list(current[: len(snapshot)]) != list(snapshot):
             code: ReasonCode = "cleared" if not current else "history_changed"
-            raise CompressionError(
-                code, f"the history of {sid!r} changed during the compression"
-            )
+            raise CompressionError(code, f"the history of {sid!r} changed during the compression")
 
     async def _commit(
         self,
@@ -456,7 +479,9 @@ class SummaryCompression:
         try:
             await memory.save_metadata(SUMMARY_NAMESPACE, sid, record_to_json(record))
         except Exception as exc:
-            raise CompressionError("archive_failed", f"summary not saved: {_error_text(exc)}") from exc
+            raise CompressionError(
+                "archive_failed", f"summary not saved: {_error_text(exc)}"
+            ) from exc
         if job.cancelled:
             await self._undo_summary(job, memory, previous_data)
             raise CompressionError("cleared", f"session {sid!r} was cleared during the compression")
@@ -485,7 +510,9 @@ class SummaryCompression:
         try:
             await memory.save_message(sid, divider)
         except Exception as exc:  # the compression itself is committed; only the marker is missing
-            self._log.warning("compression divider not saved", session_id=sid, error=_error_text(exc))
+            self._log.warning(
+                "compression divider not saved", session_id=sid, error=_error_text(exc)
+            )
         else:
             if job.cancelled:
                 await self._retract_divider(memory, sid, divider)
@@ -501,16 +528,16 @@ class SummaryCompression:
             else:
                 await memory.save_metadata(SUMMARY_NAMESPACE, sid, previous_data)
         except Exception as exc:
-            self._log.error(
-                "previous summary not restored", session_id=sid, error=_error_text(exc)
-            )
+            self._log.error("previous summary not restored", session_id=sid, error=_error_text(exc))
 
     async def _undo_summary(
         self, job: _Job, memory: MemoryService, previous_data: dict[str, Any] | None
     ) -> None:
         # A clear that also clears summaries wants none left; a history-only clear keeps the
         # summary that was there before this compression.
-        await self._restore_summary(memory, job.session_id, None if job.clears_summary else previous_data)
+        await self._restore_summary(
+            memory, job.session_id, None if job.clears_summary else previous_data
+        )
 
     async def _retract_divider(self, memory: MemoryService, sid: str, divider: Message) -> None:
         """Remove a divider that waited out a clear's hold and landed in the cleared session."""
@@ -520,11 +547,14 @@ class SummaryCompression:
             return
         try:
             same_time = [m for m in await full(sid, math.inf) if m.timestamp == divider.timestamp]
-            if same_time and all(m.kind == divider.kind and m.content == divider.content for m in same_time):
+            if same_time and all(
+                m.kind == divider.kind and m.content == divider.content for m in same_time
+            ):
                 await delete(sid, [divider.timestamp])
         except Exception as exc:
-            self._log.warning("stray compression divider not removed", session_id=sid,
-                              error=_error_text(exc))
+            self._log.warning(
+                "stray compression divider not removed", session_id=sid, error=_error_text(exc)
+            )
 
     # ------------------------------------------------------------------------------------
     # hooks (called by the plugin's hookimpls)
@@ -553,7 +583,8 @@ class SummaryCompression:
             return None
         if self.backoff.blocked(session_id):
             self._log.debug(
-                "auto compression backing off", session_id=session_id,
+                "auto compression backing off",
+                session_id=session_id,
                 remaining_s=round(self.backoff.remaining(session_id), 1),
             )
             return None
@@ -561,8 +592,9 @@ class SummaryCompression:
         try:
             lines = await self.session_lines(session_id, platform)
         except Exception as exc:
-            self._log.warning("compression lines not read", session_id=session_id,
-                              error=_error_text(exc))
+            self._log.warning(
+                "compression lines not read", session_id=session_id, error=_error_text(exc)
+            )
             return None
         finally:
             self._checking.discard(session_id)
@@ -582,16 +614,20 @@ class SummaryCompression:
         except CompressionError:
             pass  # logged by _execute
         except Exception as exc:
-            self._log.error("auto compression crashed", session_id=job.session_id,
-                            error=_error_text(exc), exc_info=exc)
+            self._log.error(
+                "auto compression crashed",
+                session_id=job.session_id,
+                error=_error_text(exc),
+                exc_info=exc,
+            )
 
-    async def on_clear(self, request: ClearRequest, call_next: Callable[[], Awaitable[None]]) -> None:
+    async def on_clear(
+        self, request: ClearRequest, call_next: Callable[[], Awaitable[None]]
+    ) -> None:
         """The ``memory_clear`` middleware: cancel, pass on, then clear summaries."""
         wants_summary = request.wants(SUMMARY_CLEAR_TYPE)
         touches_history = request.wants(CONTEXT_CLEAR_TYPE) or wants_summary
-        sessions: set[str] | None = (
-            None if request.scope == "all" else {str(request.session_id)}
-        )
+        sessions: set[str] | None = None if request.scope == "all" else {str(request.session_id)}
         if touches_history:
             self._cancel(sessions, wants_summary)
         await call_next()
@@ -599,9 +635,12 @@ class SummaryCompression:
             return
         if not self._memory.present:
             request.report(
-                self._name, False,
-                TextRef("memory-summary.clear.unavailable",
-                        "Summary not cleared: no memory provider is bound"),
+                self._name,
+                False,
+                TextRef(
+                    "memory-summary.clear.unavailable",
+                    "Summary not cleared: no memory provider is bound",
+                ),
                 SUMMARY_CLEAR_TYPE,
             )
             return
@@ -618,7 +657,8 @@ class SummaryCompression:
                 message = TextRef("memory-summary.clear.session", "Summary cleared")
         except Exception as exc:
             request.report(
-                self._name, False,
+                self._name,
+                False,
                 TextRef("memory-summary.clear.failed", f"Summary not cleared: {_error_text(exc)}"),
                 SUMMARY_CLEAR_TYPE,
             )

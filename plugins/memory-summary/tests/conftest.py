@@ -48,7 +48,9 @@ def plugin_class(name: str) -> Any:
 @pytest.fixture(scope="session")
 def mongodb_uri(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """``$AALIS_TEST_MONGODB_URI``, else nx-27017 on loopback, keeping its databases on disk."""
-    testing = pytest.importorskip("aalis_plugin_memory_mongodb.testing", reason="memory-mongodb is not installed")
+    testing = pytest.importorskip(
+        "aalis_plugin_memory_mongodb.testing", reason="memory-mongodb is not installed"
+    )
     if reason := testing.unavailable():
         pytest.skip(reason)
     with testing.wire_server(tmp_path_factory.mktemp("nx-27017"), in_memory=False) as server:
@@ -200,7 +202,10 @@ def make_env(
 
     @contextlib.asynccontextmanager
     async def start(
-        *, summary: dict[str, Any] | None = None, with_llm: bool = True, extra: Sequence[Plugin] = ()
+        *,
+        summary: dict[str, Any] | None = None,
+        with_llm: bool = True,
+        extra: Sequence[Plugin] = (),
     ) -> AsyncIterator[Env]:
         config = backend_config(backend_name, tmp_path, request)
         if summary:
@@ -236,6 +241,8 @@ def make_env(
 
 
 @pytest.fixture
-async def env(make_env: Callable[..., contextlib.AbstractAsyncContextManager[Env]]) -> AsyncIterator[Env]:
+async def env(
+    make_env: Callable[..., contextlib.AbstractAsyncContextManager[Env]],
+) -> AsyncIterator[Env]:
     async with make_env() as started:
         yield started

@@ -123,7 +123,12 @@ async def test_summaries_are_cumulative(env: Any) -> None:
 async def test_keep_picks_with_markers_in_the_span(env: Any) -> None:
     kept = m("user", "Book it.", 3000)
     await env.save(
-        SID, m("user", LONG, 1000), marker(1500), m("assistant", LONG, 2000), kept, m("assistant", LONG, 4000)
+        SID,
+        m("user", LONG, 1000),
+        marker(1500),
+        m("assistant", LONG, 2000),
+        kept,
+        m("assistant", LONG, 4000),
     )
     env.model.replies.append(reply("summary", ["#1", "#3"]))  # #1 is a marker: ignored
     await env.service.compress(SID)
@@ -137,7 +142,10 @@ async def test_keep_picks_with_markers_in_the_span(env: Any) -> None:
 async def test_the_token_cap_stops_at_the_first_pick_that_breaks_it(env: Any) -> None:
     short4, short5 = m("user", "yes", 5000), m("assistant", "fine", 6000)
     await env.save(
-        SID, *[m("user" if i % 2 == 0 else "assistant", LONG, 1000 * (i + 1)) for i in range(4)], short4, short5
+        SID,
+        *[m("user" if i % 2 == 0 else "assistant", LONG, 1000 * (i + 1)) for i in range(4)],
+        short4,
+        short5,
     )
     # newest first: #5 and #4 are small and fit 10 % of the tokens; #1 is too big -> stop
     env.model.replies.append(reply("summary", ["#1", "#4", "#5"]))
@@ -149,7 +157,10 @@ async def test_the_token_cap_stops_at_the_first_pick_that_breaks_it(env: Any) ->
 
 async def test_the_count_cap_limits_kept_messages(make_env: Any) -> None:
     async with make_env(summary={"keep_ratio": 1.0, "history_limit": 4}) as env:
-        messages = [m("user" if i % 2 == 0 else "assistant", f"message {i}", 1000 * (i + 1)) for i in range(4)]
+        messages = [
+            m("user" if i % 2 == 0 else "assistant", f"message {i}", 1000 * (i + 1))
+            for i in range(4)
+        ]
         await env.save(SID, *messages)
         env.model.replies.append(reply("summary", ["#0", "#1", "#2", "#3"]))
         await env.service.compress(SID)
@@ -182,10 +193,21 @@ async def test_garbage_keep_lists_keep_nothing(env: Any, text: str) -> None:
 
 async def test_tool_groups_are_never_split_and_kept_whole(make_env: Any) -> None:
     async with make_env(summary={"keep_ratio": 1.0}) as env:
-        call = m("assistant", None, 2000, tool_calls=(ToolCall(id="c1", name="weather", arguments="{}"),))
+        call = m(
+            "assistant", None, 2000, tool_calls=(ToolCall(id="c1", name="weather", arguments="{}"),)
+        )
         result = m("tool", "rain", 3000, tool_call_id="c1")
-        pending = m("assistant", None, 5000, tool_calls=(ToolCall(id="c2", name="clock", arguments="{}"),))
-        await env.save(SID, m("user", "weather?", 1000), call, result, m("assistant", "It rains.", 4000), pending)
+        pending = m(
+            "assistant", None, 5000, tool_calls=(ToolCall(id="c2", name="clock", arguments="{}"),)
+        )
+        await env.save(
+            SID,
+            m("user", "weather?", 1000),
+            call,
+            result,
+            m("assistant", "It rains.", 4000),
+            pending,
+        )
         env.model.replies.append(reply("summary", ["#2"]))
         await env.service.compress(SID)
         prompt = env.model.prompt()
@@ -256,7 +278,9 @@ async def test_a_summary_only_clear_while_running_leaves_history_and_no_summary(
 
 
 @pytest.mark.parametrize("announce", [True, False])
-async def test_a_timestamp_deletion_while_running_is_history_changed(env: Any, announce: bool) -> None:
+async def test_a_timestamp_deletion_while_running_is_history_changed(
+    env: Any, announce: bool
+) -> None:
     first, second, third = m("user", "a", 1000), m("assistant", "b", 2000), m("user", "c", 3000)
     await env.save(SID, first, second, third)
     task = await held(env)
@@ -277,7 +301,9 @@ async def test_a_rewrite_while_running_is_history_changed(env: Any) -> None:
     await env.save(SID, m("user", "call me Al", 1000), m("assistant", "ok", 2000))
     task = await held(env)
     assert await env.memory.update_message_content(SID, "Al", "Bo") == 1
-    await env.host.emit("memory_messages_rewritten", session_id=SID, messages=[m("user", "call me Bo", 1000)])
+    await env.host.emit(
+        "memory_messages_rewritten", session_id=SID, messages=[m("user", "call me Bo", 1000)]
+    )
     assert env.model.gate is not None
     env.model.gate.set()
     with pytest.raises(CompressionError) as excinfo:
@@ -326,7 +352,9 @@ class Broken:
     ],
     ids=["raises", "llm-timeout", "broken-stream", "empty", "blank", "empty-summary", "no-text"],
 )
-async def test_a_model_failure_leaves_history_and_previous_summary_untouched(env: Any, failure: Any) -> None:
+async def test_a_model_failure_leaves_history_and_previous_summary_untouched(
+    env: Any, failure: Any
+) -> None:
     await env.save(SID, m("user", "a", 1000), m("assistant", "b", 2000))
     env.model.replies.append(reply("previous summary"))
     await env.service.compress(SID)
@@ -372,7 +400,9 @@ DUE = CompressionUsage(used=9000, context_window=10000, token_budget=10000, comp
 NOT_DUE = CompressionUsage(used=100, context_window=10000, token_budget=10000, compressible=50)
 
 
-async def usage(env: Any, value: CompressionUsage = DUE, sid: str = SID, platform: str | None = None) -> None:
+async def usage(
+    env: Any, value: CompressionUsage = DUE, sid: str = SID, platform: str | None = None
+) -> None:
     await env.host.emit("token_usage", session_id=sid, platform=platform, usage=value)
 
 
@@ -458,7 +488,9 @@ async def test_a_clear_resets_the_back_off(env: Any) -> None:
 
 async def test_auto_compression_follows_the_session_lines(env: Any) -> None:
     await env.save(SID, m("user", "a", 1000), m("assistant", "b", 2000))
-    small = CompressionUsage(used=10, context_window=10000, token_budget=10000, compressible=10, history_messages=2)
+    small = CompressionUsage(
+        used=10, context_window=10000, token_budget=10000, compressible=10, history_messages=2
+    )
     await usage(env, small)
     await settle(env)
     assert env.model.calls == []
@@ -475,7 +507,10 @@ async def test_compress_at_layers(make_env: Any) -> None:
     settings = {
         "compress_at": 0.6,
         "history_limit": 40,
-        "platforms": {"tg": {"compress_at": 0.5, "history_limit": 10}, "quiet": {"compress_at": 0.0}},
+        "platforms": {
+            "tg": {"compress_at": 0.5, "history_limit": 10},
+            "quiet": {"compress_at": 0.0},
+        },
     }
     async with make_env(summary=settings) as env:
         service = env.service
@@ -528,7 +563,12 @@ async def test_without_llm_auto_uses_the_extractive_summariser(make_env: Any) ->
         assert record.text.startswith(HEADER)
         assert "Lisbon" in record.text
         [divider] = await history(env)
-        assert divider.metadata == {"event": "compression", "archived": 2, "kept": 0, "model": "extractive"}
+        assert divider.metadata == {
+            "event": "compression",
+            "archived": 2,
+            "kept": 0,
+            "model": "extractive",
+        }
 
 
 async def test_summariser_llm_without_a_model_is_unavailable(make_env: Any) -> None:
@@ -575,6 +615,8 @@ async def test_clear_of_summaries(env: Any) -> None:
     await env.service.compress("a")
     rows = await run_clear(env.host, "all")
     summary_rows = [r for r in rows if r.type == "summary"]
-    assert [(r.success, str(r.message)) for r in summary_rows] == [(True, "Summaries cleared (2 sessions)")]
+    assert [(r.success, str(r.message)) for r in summary_rows] == [
+        (True, "Summaries cleared (2 sessions)")
+    ]
     assert await env.service.summary("a") is None
     assert await env.service.summary("b") is None

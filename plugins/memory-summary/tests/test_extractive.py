@@ -3,7 +3,10 @@
 from aalis_plugin_memory_summary.extractive import HEADER, split_sentences, summarise
 
 CONVERSATION = [
-    ("user", "I want to plan a trip to Lisbon in May. What should the budget for the Lisbon trip be?"),
+    (
+        "user",
+        "I want to plan a trip to Lisbon in May. What should the budget for the Lisbon trip be?",
+    ),
     ("assistant", "A week in Lisbon costs about 1200 euros. Hotels in Lisbon are cheaper in May."),
     ("user", "Nice weather today."),
     ("assistant", "The Lisbon trip budget of 1200 euros covers hotels, food and trams."),
@@ -41,13 +44,18 @@ def test_it_prefers_sentences_about_the_frequent_topic() -> None:
 
 def test_sentences_stay_in_their_original_order() -> None:
     lines = summarise(None, CONVERSATION).splitlines()[1:]
-    order = [next(i for i, (_, t) in enumerate(CONVERSATION) if line.split(": ", 1)[1] in t) for line in lines]
+    order = [
+        next(i for i, (_, t) in enumerate(CONVERSATION) if line.split(": ", 1)[1] in t)
+        for line in lines
+    ]
     assert order == sorted(order)
 
 
 def test_it_is_cumulative() -> None:
     first = summarise(None, CONVERSATION)
-    second = summarise(first, [("user", "Book the Lisbon hotel near the river."), ("assistant", "Done.")])
+    second = summarise(
+        first, [("user", "Book the Lisbon hotel near the river."), ("assistant", "Done.")]
+    )
     assert second.startswith(HEADER)
     assert second.count(HEADER) == 1
     assert "1200 euros" in second  # carried over from the previous summary
@@ -55,14 +63,23 @@ def test_it_is_cumulative() -> None:
 
 
 def test_budget_bounds_the_length() -> None:
-    many = [("user", f"Sentence number {i} talks about Lisbon and budgets and hotels.") for i in range(400)]
+    many = [
+        ("user", f"Sentence number {i} talks about Lisbon and budgets and hotels.")
+        for i in range(400)
+    ]
     text = summarise(None, many)
     assert len(text) < 600 * 4 + len(HEADER) + 100
     assert text.count("\n") >= 3
 
 
 def test_cjk_text_is_scored_by_character_pairs() -> None:
-    text = summarise(None, [("user", "我想去北京旅行。北京的天气怎么样？今天吃了饭。"), ("assistant", "北京五月天气很好。")])  # noqa: RUF001
+    text = summarise(
+        None,
+        [
+            ("user", "我想去北京旅行。北京的天气怎么样？今天吃了饭。"),
+            ("assistant", "北京五月天气很好。"),
+        ],
+    )  # noqa: RUF001
     assert "北京" in text
     assert split_sentences("一。二！三？") == ["一。", "二！", "三？"]  # noqa: RUF001
 

@@ -73,10 +73,20 @@ class FailingMemory(Plugin):
 
 
 async def test_an_archive_failure_restores_the_previous_summary() -> None:
-    async with host_with(FailingMemory(), MemorySummary(), config={"plugins": {"memory-summary": {"summariser": "extractive"}}}) as host:
+    async with host_with(
+        FailingMemory(),
+        MemorySummary(),
+        config={"plugins": {"memory-summary": {"summariser": "extractive"}}},
+    ) as host:
         store = host.capability(memory).use
         await store.save_message("s", m("user", "Lisbon budget question.", 1000))
-        previous = {"text": "old summary", "covered_from": 1, "covered_to": 2, "updated_at": 3, "model": "x"}
+        previous = {
+            "text": "old summary",
+            "covered_from": 1,
+            "covered_to": 2,
+            "updated_at": 3,
+            "model": "x",
+        }
         await store.save_metadata(SUMMARY_NAMESPACE, "s", previous)
         service = host.capability(compression).use
         with pytest.raises(CompressionError) as excinfo:
@@ -95,10 +105,14 @@ async def test_a_long_span_is_summarised_in_cumulative_chunks(scripted_plugin: A
     model.context_window = 3000  # room for a few hundred tokens of transcript per call
     model.replies.extend(f'{{"summary": "part {i}", "keep": ["#39"]}}' for i in range(1, 30))
     plugins = [MemoryInmemory(), scripted_plugin.ScriptedLlm(model), MemorySummary()]
-    async with host_with(*plugins, config={"plugins": {"memory-summary": {"keep_ratio": 1.0}}}) as host:
+    async with host_with(
+        *plugins, config={"plugins": {"memory-summary": {"keep_ratio": 1.0}}}
+    ) as host:
         store = host.capability(memory).use
         for i in range(40):
-            await store.save_message("s", m("user", f"message {i} " + "padding words " * 8, 1000 + i))
+            await store.save_message(
+                "s", m("user", f"message {i} " + "padding words " * 8, 1000 + i)
+            )
         await host.capability(compression).use.compress("s")
         calls = len(model.calls)
         assert calls >= 2
@@ -107,7 +121,12 @@ async def test_a_long_span_is_summarised_in_cumulative_chunks(scripted_plugin: A
         for i in range(1, calls):
             assert f"Previous summary:\npart {i}\n" in prompts[i]
         # every message was shown exactly once, in order
-        shown = [line.split(" ", 1)[0] for p in prompts for line in p.splitlines() if line.startswith("#")]
+        shown = [
+            line.split(" ", 1)[0]
+            for p in prompts
+            for line in p.splitlines()
+            if line.startswith("#")
+        ]
         assert shown == [f"#{i}" for i in range(40)]
         record = await host.capability(compression).use.summary("s")
         assert record is not None
@@ -117,7 +136,9 @@ async def test_a_long_span_is_summarised_in_cumulative_chunks(scripted_plugin: A
         assert active[1].kind == "event-marker"
 
 
-async def test_stopping_the_host_lets_a_running_auto_compression_finish(scripted_plugin: Any) -> None:
+async def test_stopping_the_host_lets_a_running_auto_compression_finish(
+    scripted_plugin: Any,
+) -> None:
     model = scripted_plugin.ScriptedModel()
     gate = model.hold()
     plugins = [MemoryInmemory(), scripted_plugin.ScriptedLlm(model), MemorySummary()]

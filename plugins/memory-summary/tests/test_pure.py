@@ -21,7 +21,8 @@ def marker(ts: int = 0) -> Message:
 
 def call(*ids: str) -> Message:
     return Message(
-        role="assistant", content=None,
+        role="assistant",
+        content=None,
         tool_calls=tuple(ToolCall(id=i, name="lookup", arguments="{}") for i in ids),
     )
 
@@ -60,7 +61,18 @@ def test_split_cascades_over_nested_open_groups() -> None:
 
 @pytest.mark.parametrize(
     ("entry", "expected"),
-    [(3, 3), ("#3", 3), (" # 12 ", 12), ("7", 7), (True, None), (-1, None), (1.0, None), ("x3", None), (None, None), ({"a": 1}, None)],
+    [
+        (3, 3),
+        ("#3", 3),
+        (" # 12 ", 12),
+        ("7", 7),
+        (True, None),
+        (-1, None),
+        (1.0, None),
+        ("x3", None),
+        (None, None),
+        ({"a": 1}, None),
+    ],
 )
 def test_labels(entry: object, expected: int | None) -> None:
     assert parse_label(entry) == expected
@@ -69,7 +81,9 @@ def test_labels(entry: object, expected: int | None) -> None:
 def test_keep_ignores_markers_positions_outside_the_span_and_garbage() -> None:
     long = "word " * 40
     snapshot = [u(long), marker(), a(long), u(long), a(long), u("after the split?")]
-    choice = select_keep(snapshot, 5, ["#1", 7, "#5", "nonsense", None, 3], keep_ratio=1.0, history_limit=0)
+    choice = select_keep(
+        snapshot, 5, ["#1", 7, "#5", "nonsense", None, 3], keep_ratio=1.0, history_limit=0
+    )
     assert choice.positions == (3,)
 
 
@@ -103,9 +117,19 @@ def test_count_cap_counts_post_split_conversation() -> None:
     assert split == 5
     picks = ["#0", "#1", "#2", "#3", "#4"]
     # history_limit 8 -> 4 messages; the open call after the split takes one place
-    assert select_keep(snapshot, split, picks, keep_ratio=1.0, history_limit=8).positions == (2, 3, 4)
+    assert select_keep(snapshot, split, picks, keep_ratio=1.0, history_limit=8).positions == (
+        2,
+        3,
+        4,
+    )
     # history_limit 0 switches the count cap off
-    assert select_keep(snapshot, split, picks, keep_ratio=1.0, history_limit=0).positions == (0, 1, 2, 3, 4)
+    assert select_keep(snapshot, split, picks, keep_ratio=1.0, history_limit=0).positions == (
+        0,
+        1,
+        2,
+        3,
+        4,
+    )
     # history_limit 2 -> 1 place, already taken by the post-split message
     assert select_keep(snapshot, split, picks, keep_ratio=1.0, history_limit=2).positions == ()
 
@@ -116,9 +140,9 @@ def test_count_cap_counts_post_split_conversation() -> None:
 def test_transcript_labels_positions_and_shows_tool_traffic() -> None:
     assert message_line(4, u("hi")) == "#4 user: hi"
     assert message_line(5, call("c1")) == "#5 assistant: [calls tool lookup({})]"
-    assert message_line(6, Message(role="tool", content="42", tool_call_id="c1", name="lookup")) == (
-        "#6 tool result of lookup: 42"
-    )
+    assert message_line(
+        6, Message(role="tool", content="42", tool_call_id="c1", name="lookup")
+    ) == ("#6 tool result of lookup: 42")
     prompt = build_prompt("earlier facts", ["#0 user: hi"])
     assert prompt[0].role == "system"
     assert "Previous summary:\nearlier facts" in (prompt[1].content or "")
@@ -129,7 +153,12 @@ def test_transcript_labels_positions_and_shows_tool_traffic() -> None:
     [
         ('{"summary": "S", "keep": ["#1", 2]}', "S", ("#1", 2), True),
         ('```json\n{"summary": "S", "keep": []}\n```', "S", (), True),
-        ('Sure! Here it is:\n{"summary": "S {braces}", "keep": ["#0"]}\nHope it helps.', "S {braces}", ("#0",), True),
+        (
+            'Sure! Here it is:\n{"summary": "S {braces}", "keep": ["#0"]}\nHope it helps.',
+            "S {braces}",
+            ("#0",),
+            True,
+        ),
         ('{"summary": "S", "keep": "#3"}', "S", (), True),
         ('{"summary": "  ", "keep": []}', "", (), True),
         ('{"keep": ["#1"]}', "", ("#1",), True),
@@ -139,6 +168,8 @@ def test_transcript_labels_positions_and_shows_tool_traffic() -> None:
         ("   ", "", (), False),
     ],
 )
-def test_reply_parsing(reply: str, summary: str, keep: tuple[object, ...], structured: bool) -> None:
+def test_reply_parsing(
+    reply: str, summary: str, keep: tuple[object, ...], structured: bool
+) -> None:
     parsed = parse_reply(reply)
     assert (parsed.summary, parsed.keep, parsed.structured) == (summary, keep, structured)
