@@ -76,10 +76,10 @@ def test_cjk_text_is_scored_by_character_pairs() -> None:
     text = summarise(
         None,
         [
-            ("user", "我想去北京旅行。北京的天气怎么样？今天吃了饭。"),
+            ("user", "我想去北京旅行。北京的天气怎么样？今天吃了饭。"),  # noqa: RUF001
             ("assistant", "北京五月天气很好。"),
         ],
-    )  # noqa: RUF001
+    )
     assert "北京" in text
     assert split_sentences("一。二！三？") == ["一。", "二！", "三？"]  # noqa: RUF001
 
