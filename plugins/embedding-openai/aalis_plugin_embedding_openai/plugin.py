@@ -7,12 +7,16 @@ model name is a plugin error at start, with the server's reason, not a failure l
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from aalis_api_embedding import embedding
 
 from aalis_core.context import PluginContext
 from aalis_core.plugin import Plugin, PluginDisabled
-from aalis_plugin_embedding_openai.client import OpenAIEmbedder
 from aalis_plugin_embedding_openai.config import EmbeddingOpenaiConfig
+
+if TYPE_CHECKING:
+    from aalis_plugin_embedding_openai.client import OpenAIEmbedder
 
 
 class EmbeddingOpenai(Plugin):
@@ -35,6 +39,10 @@ class EmbeddingOpenai(Plugin):
                 "set base_url and model in [plugins.embedding-openai] to embed through an "
                 "OpenAI-compatible endpoint"
             )
+        # httpx is imported with the client, not with the plugin class, so ``aalis plugins``
+        # does not pay for it.
+        from aalis_plugin_embedding_openai.client import OpenAIEmbedder
+
         self.embedder = await OpenAIEmbedder.connect(config, logger=ctx.logger)
         ctx.logger.info(
             "embedding endpoint ready", model_id=self.embedder.model_id, dim=self.embedder.dim
