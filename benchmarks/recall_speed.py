@@ -35,11 +35,18 @@ Run: ``.venv/bin/python benchmarks/recall_speed.py [--quick] [--sizes 10000,1000
 from __future__ import annotations
 
 import gc
+import os
 import sys
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
+
+# One BLAS thread for every contender: a matrix-vector product is bound by memory bandwidth,
+# not cores, and on a shared machine idle-spinning BLAS threads make timings erratic. It is
+# set before numpy loads, so the floor and the store (same process) run alike.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import numpy as np
 
