@@ -228,7 +228,7 @@ class ExactArchiveConformance(ConformanceBase):
             await memory.archive_exact(
                 "s",
                 snapshot.ids,
-                guard=guard(data={"bad": {1, 2}}),  # type: ignore[dict-item]
+                guard=guard(data={"bad": {1, 2}}),
             )
         with pytest.raises(TypeError):
             await memory.archive_exact("s", snapshot.ids, guard=guard(), marker="divider")
