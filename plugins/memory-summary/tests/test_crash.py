@@ -173,3 +173,49 @@ def test_a_crash_mid_commit_heals_on_the_next_compression(
         assert crashed is None  # nothing of the commit was written
         assert shown == first + later  # each message once
     assert len(shown) == len(set(shown))
+
+
+def test_an_archive_failing_after_the_summary_keeps_it_and_the_next_run_finishes(
+    tmp_path: Path, request: pytest.FixtureRequest, scripted_plugin: Any
+) -> None:
+    """MongoDB: ``update_many`` fails after the summary entry was written (no transaction).
+
+    Restoring the previous summary would drop whatever part of the archive was done from
+    both; the new summary is kept instead (``archive_failed``), and the next compression
+    archives what it covers without showing it to the model again.
+    """
+    backend = "memory-mongodb"
+    cls = _backend(backend)
+    config = _config(backend, tmp_path, request)
+    config["plugins"]["memory-summary"] = {}
+    model = scripted_plugin.ScriptedModel()
+    model.replies.extend(
+        ['{"summary": "first six turns", "keep": []}', '{"summary": "all turns", "keep": []}']
+    )
+
+    async def scenario() -> None:
+        plugins = [cls(), scripted_plugin.ScriptedLlm(model), MemorySummary()]
+        async with Host(config, plugins, discover=False) as host:
+            store = host.capability(memory).use
+            service = host.capability(compression).use
+            first = await _talk(host, 0, 6)
+
+            async def fail() -> None:
+                raise ConnectionError("connection reset during update_many")
+
+            store.inner.after_guard = fail
+            with pytest.raises(Exception, match="archive_failed"):
+                await service.compress(SID)
+            store.inner.after_guard = None
+            record = await service.summary(SID)
+            assert record is not None
+            assert record.text == "first six turns"  # kept, not restored
+            assert len(await store.get_history(SID, math.inf)) == 12
+            later = await _talk(host, 6, 2)
+            await service.compress(SID)
+            assert _shown(model) == first + later  # the second call saw only the later turns
+            assert (await service.summary(SID)).text == "all turns"
+            active = await store.get_history(SID, math.inf)
+            assert [m.kind for m in active] == ["event-marker"]
+
+    asyncio.run(scenario())
