@@ -25,6 +25,12 @@ from aalis_api_memory.compression import (
     compression_line,
 )
 from aalis_api_memory.holds import HeldMemory
+from aalis_api_memory.prompt import (
+    PromptBlock,
+    PromptRequest,
+    collect_prompt_blocks,
+    insert_prompt_blocks,
+)
 from aalis_api_memory.service import OPTIONAL_METHODS, MemoryService
 from aalis_api_memory.types import (
     Delete,
@@ -36,6 +42,7 @@ from aalis_api_memory.types import (
     SessionInfo,
     StoredMessage,
 )
+from aalis_api_memory.undo import UndoError, UndoOutcome, undo_last_turn
 
 __all__ = [
     "CONTEXT_CLEAR_TYPE",
@@ -53,6 +60,8 @@ __all__ = [
     "MemoryService",
     "MetadataEntry",
     "MetadataOp",
+    "PromptBlock",
+    "PromptRequest",
     "Put",
     "RecentMessageRecord",
     "RecentMessagesQuery",
@@ -60,14 +69,19 @@ __all__ = [
     "StoredMessage",
     "SummaryRecord",
     "TextRef",
+    "UndoError",
+    "UndoOutcome",
     "UnknownClearType",
     "clear_metadata_namespaces",
     "clear_types",
+    "collect_prompt_blocks",
     "compression",
     "compression_due",
     "compression_line",
     "history_cleared",
+    "insert_prompt_blocks",
     "memory",
     "resolve_types",
     "run_clear",
+    "undo_last_turn",
 ]
