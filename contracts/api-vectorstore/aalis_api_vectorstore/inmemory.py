@@ -57,13 +57,7 @@ class InMemoryVectorStore:
     async def upsert(self, records: Sequence[VectorRecord]) -> int:
         batch = check_records(records)
         dims = batch_dims(batch)
-        # A record replacing the last vector of its model frees that model's width.
-        replaced = {record.key for record in batch}
-        remaining: dict[str, int] = {}
-        for key, stored in self._rows.items():
-            if key not in replaced:
-                remaining.setdefault(stored.record.model_id, len(stored.row))
-        check_dims(dims, remaining)
+        check_dims(dims, self._dims())
         prepared: list[_Stored] = []
         for record in batch:
             row = float_row(record.vector)

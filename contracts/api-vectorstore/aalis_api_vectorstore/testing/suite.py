@@ -141,6 +141,16 @@ class VectorStoreConformance:
         texts = [h.text for h in await vectorstore.search(old, 5, scope(["s1"]))]
         assert "old text" not in texts
 
+    async def test_a_key_twice_in_one_batch_keeps_the_last(self, vectorstore: VectorStore) -> None:
+        first, last = seeded_vector("first"), seeded_vector("last")
+        await vectorstore.upsert(
+            [rec("s1", 1, first, text="first"), rec("s1", 1, last, text="last")]
+        )
+        assert (await vectorstore.stats()).counts == {MODEL: 1}
+        (hit,) = await vectorstore.search(first, 5, scope(["s1"]))
+        assert hit.text == "last"
+        assert math.isclose(hit.score, cosine(first, last), abs_tol=self.score_tolerance)
+
     async def test_one_timestamp_in_two_roles_is_two_records(
         self, vectorstore: VectorStore
     ) -> None:
