@@ -106,11 +106,13 @@ async def test_hostile_text_is_indexed_clipped_and_never_crashes(world: World) -
     await world.settle()
     assert (await world.providers.store.stats()).total == 3
     hits = await world.recall.recall("s", "DROP TABLE")
-    assert hits and hits[0].message.content == hostile  # the stored message, not the clip
+    assert hits
+    assert hits[0].message.content == hostile
     clipped = [
         h for h in await world.recall.recall("s", "lone surrogate") if h.message.timestamp == T0 + 2
     ]
-    assert clipped and 1990 < len(clipped[0].message.content or "") <= 2000
+    assert clipped
+    assert 1990 < len(clipped[0].message.content or "") <= 2000
     assert "\ud800" not in (clipped[0].message.content or "")
 
 
@@ -121,7 +123,7 @@ async def test_a_deleted_message_is_never_recalled_again(world: World) -> None:
     assert "the spare key is under the blue pot" in await world.texts("s", "spare key blue pot")
     await world.settle()
     outcome = await undo_last_turn(world.memory, "s", world.host.emit)
-    assert [m.content for m in outcome.messages][0] == "the spare key is under the blue pot"
+    assert next(m.content for m in outcome.messages) == "the spare key is under the blue pot"
     texts = await world.texts("s", "spare key blue pot")
     assert all("blue pot" not in t for t in texts)
     deleted = await world.memory.delete_messages_by_timestamps("s", [T0])
@@ -192,7 +194,8 @@ async def test_clear_vector_and_all_leave_no_vector_but_context_leaves_them(worl
     await world.say("c", user("late", T0 + 5))
     await world.settle()
     rows = await run_clear(world.host, "all", None, ["vector"])
-    assert rows[0].success and "every session" in str(rows[0].message)
+    assert rows[0].success
+    assert "every session" in str(rows[0].message)
     assert (await world.providers.store.stats()).total == 0
 
 
@@ -263,7 +266,8 @@ async def test_user_and_platform_modes_keep_to_their_user_and_platform(world: Wo
     assert await world.texts("anon", "owns a kayak") == ["who knows"]  # no user id: isolated
     await world.memory.save_metadata(OVERRIDES_NAMESPACE, "a2", {"cross_session_mode": "platform"})
     texts = await world.texts("a2", "owns a kayak")
-    assert "bob owns a kayak too" in texts and "alice owns a kayak" not in texts
+    assert "bob owns a kayak too" in texts
+    assert "alice owns a kayak" not in texts
 
 
 async def test_a_model_change_searches_only_the_new_space_until_reindex(world: World) -> None:
@@ -282,7 +286,8 @@ async def test_a_model_change_searches_only_the_new_space_until_reindex(world: W
         world.providers.embedder.model_id: 1,
     }
     outcomes = await world.plugin.reindex("s")
-    assert outcomes["s"].error is None and outcomes["s"].indexed == 3
+    assert outcomes["s"].error is None
+    assert outcomes["s"].indexed == 3
     assert "the boat is moored at pier nine" in await world.texts("s", "boat pier nine")
     assert (await world.providers.store.stats()).counts == {world.providers.embedder.model_id: 3}
 
@@ -295,7 +300,8 @@ async def test_a_queue_overflow_is_recorded_and_backfilled(world: World) -> None
         await asyncio.sleep(0)
     assert world.plugin.indexer is not None
     gap = await world.memory.get_metadata(GAPS_NAMESPACE, "s")
-    assert gap is not None and gap["reason"] == "the indexing queue was full"
+    assert gap is not None
+    assert gap["reason"] == "the indexing queue was full"
     gate.set()
     await world.settle()
     await world.plugin.indexer.backfill(force=True)
@@ -311,7 +317,8 @@ async def test_a_failing_embedder_records_a_gap_that_is_backfilled_when_it_recov
     await world.say("s", user("my cat is called Miso", T0))
     await world.settle()
     gap = await world.memory.get_metadata(GAPS_NAMESPACE, "s")
-    assert gap is not None and "model crashed" in gap["reason"]
+    assert gap is not None
+    assert "model crashed" in gap["reason"]
     assert world.plugin.indexer is not None
     assert await world.plugin.indexer.backfill(force=True) == 0  # still failing: kept
     assert await world.memory.get_metadata(GAPS_NAMESPACE, "s") is not None
@@ -339,4 +346,5 @@ async def test_recall_without_providers_says_why() -> None:
         await host.capability(memory).use.save_message("s", user("said", T0))
         await host.emit("memory_messages_saved", session_id="s", messages=[user("said", T0)])
         gap = await host.capability(memory).use.get_metadata(GAPS_NAMESPACE, "s")
-        assert gap is not None and "no embedder" in gap["reason"]
+        assert gap is not None
+        assert "no embedder" in gap["reason"]
