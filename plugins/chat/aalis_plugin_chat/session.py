@@ -221,7 +221,7 @@ class ChatSession:
             role="assistant",
             content=result.content,
             timestamp=self._next_timestamp(),
-            metadata={"platform": self._config.platform, "model": str(model.id)},
+            metadata=self._reply_metadata(model),
         )
         try:
             await memory.save_message(self.session_id, answer)
@@ -240,6 +240,13 @@ class ChatSession:
             "token_usage", session_id=self.session_id, platform=self._config.platform, usage=usage
         )
         return Reply(out=[f"assistant> {result.content}"])
+
+    def _reply_metadata(self, model: ChatModel) -> dict[str, Any]:
+        """The stand-in only echoes: its replies are marked so recall does not index them."""
+        metadata: dict[str, Any] = {"platform": self._config.platform, "model": str(model.id)}
+        if model is self._stand_in:
+            metadata["no_recall"] = True
+        return metadata
 
     def _next_timestamp(self) -> int:
         """Now, but strictly after the last message this session saved: messages are

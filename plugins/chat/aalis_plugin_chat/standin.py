@@ -58,7 +58,7 @@ class StandInModel:
             + (" and a summary of earlier ones." if summary else ".")
         )
         if notes:
-            quoted = "; ".join(_quote(m.content or "", 160) for m in notes)
+            quoted = "; ".join(_quote(m.content or "", 240) for m in notes)
             parts.append(f"Added to the prompt by plugins: {quoted}")
         return ChatResult(content=" ".join(parts), finish_reason="stop", model=STAND_IN_ID)
 

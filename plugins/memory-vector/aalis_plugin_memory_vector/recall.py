@@ -23,10 +23,7 @@ from aalis_plugin_memory_vector.text import INDEXED_ROLES, clip, indexable, meta
 
 _UNSET = UNSET
 
-BLOCK_HEADING = (
-    "Recalled from earlier conversations (found by similarity to the last message; "
-    "oldest first; use only what is relevant):"
-)
+BLOCK_HEADING = "Recalled from earlier conversations (by similarity, oldest first):"
 
 
 def _when(timestamp: int | None) -> str:

@@ -11,12 +11,14 @@ INDEXED_ROLES = frozenset({"user", "assistant"})
 
 def indexable(message: Message) -> bool:
     """True for a user or assistant message with text, no tool calls, no control kind, not
-    a prompt block some plugin added, and a timestamp (the key of its vector)."""
+    a prompt block some plugin added, not opted out (``metadata["no_recall"] is True``, which
+    the chat sets on its offline stand-in's echoes), and a timestamp (the key of its vector)."""
     if message.role not in INDEXED_ROLES or message.timestamp is None:
         return False
     if message.tool_calls or message.kind in CONTROL_KINDS:
         return False
-    if message.metadata and "prompt_contribution" in message.metadata:
+    metadata = message.metadata or {}
+    if "prompt_contribution" in metadata or metadata.get("no_recall") is True:
         return False
     return isinstance(message.content, str) and bool(message.content.strip())
 

@@ -60,3 +60,30 @@ class Providers(Plugin):
     async def start(self, ctx: Any) -> None:
         ctx.provide(embedding, self.embedder)
         ctx.provide(vectorstore, self.store)
+
+
+@pytest.fixture
+def aalis(tmp_path: Any) -> Any:
+    """Run ``.venv/bin/aalis ARGS`` in ``tmp_path`` (a fresh directory: the embedded
+    default unless the test writes an ``aalis.toml``)."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    exe = Path(sys.executable).with_name("aalis")
+    assert exe.exists(), f"{exe} is missing; run ./scripts/setup"
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("AALIS_")}
+        return subprocess.run(
+            [str(exe), *args],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=180,
+            check=False,
+        )
+
+    return run
