@@ -23,6 +23,11 @@ def _seconds(inst: object, attribute: attrs.Attribute[Any], value: object) -> No
         raise ValueError(f"{attribute.name} must be a number of seconds >= 0, got {value!r}")
 
 
+def _positive_seconds(inst: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
+        raise ValueError(f"{attribute.name} must be a number of seconds > 0, got {value!r}")
+
+
 def _optional_score(inst: object, attribute: attrs.Attribute[Any], value: object) -> None:
     if value is None:
         return
@@ -67,6 +72,8 @@ class MemoryVectorConfig:
     batch_size: int = attrs.field(default=32, validator=_positive_int)
     #: Seconds a turn waits for its own messages to be indexed before recalling.
     settle_s: float = attrs.field(default=2.0, validator=_seconds)
+    #: Seconds one embedding call may take; a slower batch fails and becomes a gap.
+    embed_timeout_s: float = attrs.field(default=60.0, validator=_positive_seconds)
     #: Seconds between attempts to backfill a recorded gap.
     backfill_retry_s: float = attrs.field(default=30.0, validator=_seconds)
 

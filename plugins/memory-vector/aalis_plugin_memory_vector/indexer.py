@@ -59,6 +59,7 @@ class Indexer:
         self._pending: dict[Key, Message] = {}
         self._lock = asyncio.Lock()
         self._busy = 0
+        self._wakeup = asyncio.Event()
         self._idle = asyncio.Event()
         self._idle.set()
         self._worker: asyncio.Task[None] | None = None
@@ -92,14 +93,14 @@ class Indexer:
         return self._queue.qsize()
 
     async def settle_forever(self) -> None:
-        while self._queue.qsize() or self._busy:
+        while self._unfinished() or self._busy:
             self._idle.clear()
             await self._idle.wait()
 
     async def settle(self, limit_s: float) -> bool:
         """Wait (at most ``limit_s``) until everything queued is indexed; True if it was."""
         if limit_s <= 0:
-            return not (self._queue.qsize() or self._busy)
+            return not (self._unfinished() or self._busy)
         try:
             await asyncio.wait_for(self.settle_forever(), limit_s)
         except TimeoutError:
@@ -132,6 +133,7 @@ class Indexer:
                 overflow.append(message.timestamp)
                 continue
             self._pending[key] = message
+            self._wakeup.set()
         if overflow:
             await self.gaps.record(session_id, overflow, "the indexing queue was full")
         if missing:
@@ -143,12 +145,18 @@ class Indexer:
         retry = self._config.backfill_retry_s
         while True:
             try:
-                try:
-                    key = await asyncio.wait_for(self._queue.get(), retry if retry > 0 else None)
-                except TimeoutError:
-                    await self.backfill()
-                    continue
-                keys = [key]
+                # Wait for a key without taking it: while the key is on the queue, a
+                # ``settle`` in another task sees it as unfinished.
+                if self._queue.empty():
+                    self._wakeup.clear()
+                    try:
+                        await asyncio.wait_for(self._wakeup.wait(), retry if retry > 0 else None)
+                    except TimeoutError:
+                        await self.backfill()
+                        continue
+                    if self._queue.empty():
+                        continue
+                keys: list[Key] = []
                 while len(keys) < self._config.batch_size and not self._queue.empty():
                     keys.append(self._queue.get_nowait())
                 self._busy += 1
@@ -156,8 +164,6 @@ class Indexer:
                     await self._index_keys(keys)
                 finally:
                     self._busy -= 1
-                    for _ in keys:
-                        self._queue.task_done()
                 if self._queue.empty():
                     await self.backfill()
             except asyncio.CancelledError:
@@ -167,8 +173,13 @@ class Indexer:
             finally:
                 self._maybe_idle()
 
+    def _unfinished(self) -> int:
+        """Keys waiting on the queue. The worker takes keys off it and counts itself busy
+        in one step (no await in between), so a key is always one or the other."""
+        return self._queue.qsize()
+
     def _maybe_idle(self) -> None:
-        if not (self._queue.qsize() or self._busy):
+        if not (self._unfinished() or self._busy):
             self._idle.set()
 
     async def _index_keys(self, keys: Sequence[Key]) -> IndexOutcome:
@@ -183,7 +194,8 @@ class Indexer:
             texts = [
                 clip(message.content or "", self._config.max_text_chars) for _, message in items
             ]
-            vectors = await embedder.embed_documents(texts)
+            async with asyncio.timeout(self._config.embed_timeout_s):
+                vectors = await embedder.embed_documents(texts)
             if len(vectors) != len(items):
                 raise ValueError(f"the embedder returned {len(vectors)} vectors for {len(items)}")
             model_id = str(embedder.model_id)
@@ -227,6 +239,7 @@ class Indexer:
             if pending is not None and pending is not message:
                 try:
                     self._queue.put_nowait(key)
+                    self._wakeup.set()
                 except asyncio.QueueFull:
                     self._pending.pop(key)
                     await self.gaps.record(key[0], [key[1]], "the indexing queue was full")

@@ -8,6 +8,7 @@ measures the plain cosine that is used here.
 
 from __future__ import annotations
 
+import asyncio
 import math
 from collections.abc import Collection
 from datetime import datetime
@@ -176,7 +177,13 @@ class VectorRecall:
             where = ScopeFilter(model_id=model_id, session_ids=None, roles=frozenset(INDEXED_ROLES))
         else:
             where = await self.scope(session_id, model_id, platform=platform, narrow=narrow)
-        vector = await embedder.embed_query(clip(query, self._config.max_text_chars))
+        try:
+            async with asyncio.timeout(self._config.embed_timeout_s):
+                vector = await embedder.embed_query(clip(query, self._config.max_text_chars))
+        except TimeoutError:
+            raise RecallUnavailable(
+                f"the embedder did not answer within {self._config.embed_timeout_s:g} s"
+            ) from None
         excluded = set(exclude)
         found: list[VectorHit] = await store.search(vector, k + len(excluded), where)
         ranked = sorted(found, key=lambda hit: (-hit.score, -hit.timestamp))

@@ -348,3 +348,35 @@ async def test_recall_without_providers_says_why() -> None:
         gap = await host.capability(memory).use.get_metadata(GAPS_NAMESPACE, "s")
         assert gap is not None
         assert "no embedder" in gap["reason"]
+
+
+@pytest.mark.parametrize("world", [{"embed_timeout_s": 0.2}], indirect=True)
+async def test_a_hanging_embedder_becomes_a_gap_and_recall_says_so(world: World) -> None:
+    world.providers.embedder.gate = asyncio.Event()  # never set: embed_documents hangs
+
+    async def hang(text: str) -> list[float]:
+        await asyncio.sleep(30)
+        return []
+
+    world.providers.embedder.embed_query = hang  # type: ignore[method-assign]
+    await world.say("s", user("my cat is called Miso", T0))
+    await world.settle()
+    gap = await world.memory.get_metadata(GAPS_NAMESPACE, "s")
+    assert gap is not None
+    assert "TimeoutError" in gap["reason"]
+    with pytest.raises(RecallUnavailable, match=r"did not answer within 0\.2 s"):
+        await world.recall.recall("s", "cat")
+
+
+async def test_a_store_that_refuses_a_batch_records_a_gap(world: World) -> None:
+    from aalis_api_vectorstore import DimensionMismatch
+
+    async def refuse(records: Any) -> int:
+        raise DimensionMismatch("m", 384, 12)
+
+    world.providers.store.upsert = refuse  # type: ignore[method-assign]
+    await world.say("s", user("my cat is called Miso", T0))
+    await world.settle()
+    gap = await world.memory.get_metadata(GAPS_NAMESPACE, "s")
+    assert gap is not None
+    assert "DimensionMismatch" in gap["reason"]
