@@ -263,8 +263,12 @@ class Indexer:
                 self._busy -= 1
                 self._maybe_idle()
             if outcome.error is not None:
+                rest: dict[str, list[int]] = {}
                 for key in keys[start + size :]:
-                    self._pending.pop(key, None)
+                    if self._pending.pop(key, None) is not None:
+                        rest.setdefault(key[0], []).append(key[1])
+                for sid, timestamps in rest.items():
+                    await self.gaps.record(sid, timestamps, f"indexing failed: {outcome.error}")
                 return IndexOutcome(total, outcome.error)
             total += outcome.indexed
         return IndexOutcome(total)

@@ -380,3 +380,21 @@ async def test_a_store_that_refuses_a_batch_records_a_gap(world: World) -> None:
     gap = await world.memory.get_metadata(GAPS_NAMESPACE, "s")
     assert gap is not None
     assert "DimensionMismatch" in gap["reason"]
+
+
+@pytest.mark.parametrize("world", [{"batch_size": 2}], indirect=True)
+async def test_a_reindex_that_fails_half_way_leaves_a_gap_for_the_rest(world: World) -> None:
+    for i in range(6):
+        await world.say("s", user(f"message {i}", T0 + i))
+    await world.settle()
+    world.providers.embedder.fail = RuntimeError("model crashed")
+    outcomes = await world.plugin.reindex("s")
+    assert outcomes["s"].error is not None
+    assert "model crashed" in outcomes["s"].error
+    gap = await world.memory.get_metadata(GAPS_NAMESPACE, "s")
+    assert gap is not None
+    assert (gap["from_ts"], gap["to_ts"]) == (T0, T0 + 5)
+    world.providers.embedder.fail = None
+    assert world.plugin.indexer is not None
+    assert await world.plugin.indexer.backfill(force=True) == 6
+    assert (await world.providers.store.stats()).total == 6
