@@ -209,7 +209,10 @@ class ChatSession:
             prompt, usage, prompt_tokens = await self._prompt(memory)
         except Exception as exc:
             return Reply(err=[f"error: {_one_line(str(exc)) or type(exc).__name__}"])
-        prompt = await self._with_contributions(prompt, text)
+        prompt, extra_tokens = await self._with_contributions(
+            prompt, text, room=usage.token_budget - prompt_tokens
+        )
+        prompt_tokens += extra_tokens
         model = self.model
         try:
             result = await model.chat(prompt, max_tokens=self._config.max_reply_tokens)
@@ -258,10 +261,15 @@ class ChatSession:
         """Tell derived indexes (semantic recall) that ``message`` is stored."""
         await self._emit("memory_messages_saved", session_id=self.session_id, messages=[message])
 
-    async def _with_contributions(self, prompt: list[Message], query: str) -> list[Message]:
-        """``prompt`` with the blocks other plugins contribute, before the last user message.
+    async def _with_contributions(
+        self, prompt: list[Message], query: str, *, room: int
+    ) -> tuple[list[Message], int]:
+        """``prompt`` with the blocks other plugins contribute, before the last user message,
+        and the tokens they add.
 
-        A contributor that fails or is slow is skipped (``collect_prompt_blocks`` contains
+        Blocks are taken in hook order while they fit in ``room`` (the tokens the history
+        left free), so a long recall never pushes the prompt past the model's window. A
+        contributor that fails or is slow is skipped (``collect_prompt_blocks`` contains
         it), so the turn never fails because of one.
         """
         request = PromptRequest(
@@ -276,8 +284,16 @@ class ChatSession:
             )
         except Exception:
             blocks = []
-        self.last_contributions = blocks
-        return insert_prompt_blocks(prompt, blocks)
+        fitting: list[PromptBlock] = []
+        added = 0
+        for block in blocks:
+            tokens = estimate_message_tokens(block.to_message())
+            if added + tokens > room:
+                continue
+            fitting.append(block)
+            added += tokens
+        self.last_contributions = fitting
+        return insert_prompt_blocks(prompt, fitting), added
 
     # -- slash commands -------------------------------------------------------------------
 

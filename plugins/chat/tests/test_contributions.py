@@ -151,3 +151,23 @@ async def test_every_saved_message_is_announced_as_stored_and_undo_takes_the_las
         await session.handle("/undo")
         refused = await session.handle("/undo")
         assert refused.err == ["error: nothing to undo in session 's'"]
+
+
+class Huge(Plugin):
+    name = "huge"
+
+    @hookimpl
+    async def prompt_contributions(self, request: PromptRequest) -> list[PromptBlock]:
+        return [PromptBlock(content="word " * 5000), PromptBlock(content="small note")]
+
+
+async def test_a_block_that_does_not_fit_the_window_is_left_out() -> None:
+    model = EchoLlm()  # a 2000-token window
+    config = {"plugins": {"chat": {"max_reply_tokens": 200}}}
+    async with make_host(Huge(), model, config=config) as host:
+        chat = host.plugin("chat")
+        assert isinstance(chat, Chat)
+        assert not (await chat.session("s").handle("hello")).err
+        prompt = model.model.prompts[-1]
+        added = [m.content for m in prompt if m.metadata and "prompt_contribution" in m.metadata]
+        assert added == ["small note"]
