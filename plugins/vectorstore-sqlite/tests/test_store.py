@@ -185,3 +185,19 @@ async def test_config_is_validated() -> None:
     with pytest.raises(TypeError, match="path"):
         SqliteVectorConfig(path=3)  # type: ignore[arg-type]
     assert SqliteVectorConfig(synchronous="full").synchronous == "FULL"
+
+
+async def test_long_session_lists_and_timestamp_lists(tmp_path: Path) -> None:
+    # Past 500 values the filter goes through a temporary table and deletes run in chunks.
+    async with SqliteVectorStore(tmp_path / "v.db") as store:
+        await store.upsert([rec(f"s{i}", i, seeded_vector(i, 8)) for i in range(1200)])
+        wanted = {f"s{i}" for i in range(0, 1200, 2)}
+        hits = await store.search(seeded_vector(3, 8), 1200, scope(wanted))
+        assert {h.session_id for h in hits} == wanted
+        hits = await store.search(seeded_vector(3, 8), 1200, scope(None, exclude=wanted))
+        assert {h.session_id for h in hits} == {f"s{i}" for i in range(1, 1200, 2)}
+        hits = await store.search(seeded_vector(3, 8), 1200, scope(wanted, exclude=wanted))
+        assert hits == []
+        await store.upsert([rec("one", i, seeded_vector(i, 8)) for i in range(1500)])
+        assert await store.delete("one", [T0 + i for i in range(0, 1500, 3)]) == 500
+        assert (await store.stats()).total == 1200 + 1000
