@@ -307,6 +307,11 @@ def _bindings_text(info: PluginInfo) -> str:
     return ", ".join(f"{cap}={provider or '-'}" for cap, provider in info.bindings.items())
 
 
+def _provides_text(info: PluginInfo) -> str:
+    text = ", ".join(info.provides) or "-"
+    return f"{text} ({info.label})" if info.label else text
+
+
 def format_plugins_table(infos: Sequence[PluginInfo]) -> str:
     """Plain-text table of ``host.plugins()`` (error last: it is the long column)."""
     header = ("NAME", "VERSION", "STATE", "PROVIDES", "BINDINGS", "ERROR")
@@ -315,7 +320,7 @@ def format_plugins_table(infos: Sequence[PluginInfo]) -> str:
             info.name,
             info.version or "-",
             info.state,
-            ", ".join(info.provides) or "-",
+            _provides_text(info),
             _bindings_text(info) or "-",
             info.error or "",
         )

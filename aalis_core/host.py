@@ -78,10 +78,12 @@ class PluginInfo:
     provides: list[str]
     #: capability name -> provider plugin its handle is bound to now (None: absent)
     bindings: dict[str, str | None]
+    #: the plugin's ``label`` (what kind of thing it provides, e.g. "lexical"), if it has one
+    label: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        """A JSON-ready dict (used by ``aalis plugins --json``)."""
-        return {
+        """A JSON-ready dict (used by ``aalis plugins --json``); ``label`` only when set."""
+        out: dict[str, Any] = {
             "name": self.name,
             "version": self.version,
             "state": self.state,
@@ -89,6 +91,14 @@ class PluginInfo:
             "provides": list(self.provides),
             "bindings": dict(self.bindings),
         }
+        if self.label is not None:
+            out["label"] = self.label
+        return out
+
+
+def _label(plugin: object) -> str | None:
+    label = getattr(plugin, "label", None)
+    return label if isinstance(label, str) and label else None
 
 
 class _Entry:
@@ -611,6 +621,7 @@ class Host:
                     error=entry.error,
                     provides=[c.name for c in entry.provides()],
                     bindings=bindings,
+                    label=_label(entry.plugin),
                 )
             )
         return infos

@@ -36,6 +36,9 @@ class Plugin:
     requires: ClassVar[Mapping[str, Capability[Any]]] = {}
     #: Capabilities this plugin provides from ``start`` via ``ctx.provide``.
     provides: ClassVar[tuple[Capability[Any], ...]] = ()
+    #: A few words on what kind of thing the plugin provides, shown beside its capabilities
+    #: by ``aalis plugins`` (e.g. "lexical" for an embedder that matches spelling, not meaning).
+    label: ClassVar[str | None] = None
     #: attrs class that ``[plugins.<name>]`` is validated into (None: the table must be empty).
     Config: ClassVar[type[Any] | None] = None
 

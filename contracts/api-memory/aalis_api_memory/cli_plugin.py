@@ -24,6 +24,7 @@ from aalis_schema_message import Message
 from aalis_api_memory.capabilities import compression, memory
 from aalis_api_memory.clearing import ClearResult, ClearType, clear_types, run_clear
 from aalis_api_memory.compression import SummaryRecord
+from aalis_api_memory.undo import UndoError, UndoOutcome, undo_last_turn
 from aalis_core.markers import hookimpl
 from aalis_core.plugin import Plugin
 
@@ -388,6 +389,35 @@ def metadata_delete_command(namespace: str, key: str) -> None:
         click.echo(f"deleted {namespace}/{key}")
 
 
+# -- undo ---------------------------------------------------------------------------------
+
+
+async def _undo(session_id: str) -> UndoOutcome:
+    from aalis_core.cli import open_host
+
+    async with open_host() as host:
+        try:
+            return await undo_last_turn(_service(host), session_id, host.emit)
+        except UndoError as exc:
+            raise CommandError(str(exc)) from None
+
+
+@click.command("undo")
+@click.argument("session_id", metavar="SESSION")
+def undo_command(session_id: str) -> None:
+    """Delete the last turn of SESSION (its newest user message and what followed).
+
+    Archived copies go too, and every plugin that derives data from the history (semantic
+    recall, summaries) is told through the change events.
+    """
+    from aalis_core.cli import run_async
+
+    outcome = run_async(_undo(session_id))
+    click.echo(f"undone: {len(outcome.messages)} messages deleted from session {session_id!r}")
+    for message in outcome.messages:
+        click.echo(f"  {_message_line(message)}")
+
+
 # -- the plugin ---------------------------------------------------------------------------
 
 COMMANDS: tuple[click.Command, ...] = (
@@ -395,6 +425,7 @@ COMMANDS: tuple[click.Command, ...] = (
     sessions_command,
     clear_command,
     metadata_group,
+    undo_command,
 )
 
 
@@ -426,4 +457,5 @@ __all__ = [
     "metadata_group",
     "register",
     "sessions_command",
+    "undo_command",
 ]

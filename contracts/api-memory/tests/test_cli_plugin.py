@@ -267,7 +267,7 @@ def test_the_plugin_registers_every_memory_command() -> None:
     MemoryCli().register_commands(group)
     assert {"history", "sessions", "clear", "metadata"} <= set(group.commands)
     assert {"export", "import", "migrate"} <= set(group.commands)
-    assert {c.name for c in COMMANDS} == {"history", "sessions", "clear", "metadata"}
+    assert {c.name for c in COMMANDS} == {"history", "sessions", "clear", "metadata", "undo"}
     assert set(group.commands["metadata"].commands) == {"list", "get", "delete"}  # type: ignore[attr-defined]
 
 
