@@ -62,6 +62,15 @@ def memory_messages_rewritten(
 
 
 @hookspec
+def memory_messages_saved(session_id: str, messages: Sequence[Message]) -> Awaitable[None] | None:
+    """These conversation messages of ``session_id`` were saved, as stored (timestamps filled).
+
+    Emitted by whoever saved them: the chat after each save, ``aalis import`` once per
+    session it wrote. Derived indexes (a vector store) follow it.
+    """
+
+
+@hookspec
 def history_changed(session_id: str) -> Awaitable[None] | None:
     """The structure of ``session_id``'s history changed (clear, compression, rollback).
 
@@ -87,6 +96,7 @@ def token_usage(
 EVENTS: tuple[str, ...] = (
     "memory_messages_deleted",
     "memory_messages_rewritten",
+    "memory_messages_saved",
     "history_changed",
     "session_compressing",
     "token_usage",
@@ -100,6 +110,7 @@ __all__ = [
     "memory_clear_types",
     "memory_messages_deleted",
     "memory_messages_rewritten",
+    "memory_messages_saved",
     "session_compressing",
     "token_usage",
 ]

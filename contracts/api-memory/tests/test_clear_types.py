@@ -76,6 +76,7 @@ def test_hookspecs_declare_the_contract_hooks() -> None:
         "memory_clear_types": [],
         "memory_messages_deleted": ["session_id", "timestamps"],
         "memory_messages_rewritten": ["session_id", "messages"],
+        "memory_messages_saved": ["session_id", "messages"],
         "history_changed": ["session_id"],
         "session_compressing": ["session_id", "status"],
         "token_usage": ["session_id", "platform", "usage"],
