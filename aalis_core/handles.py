@@ -186,12 +186,7 @@ class CapabilityRegistry:
         live = {r.plugin for r in self._records.get(capability, ())}
         down = [d for d in declarers if d.plugin not in live]
         if down:
-            parts = [
-                f"{d.plugin} is {d.state}: {d.error}"
-                if d.error
-                else f"{d.plugin} is {d.state} and provides no {capability!r}"
-                for d in down
-            ]
+            parts = [_down_clause(d, capability) for d in down]
             volatile = [r.plugin for r in self._records.get(capability, ()) if r.volatile]
             tail = (
                 f"; the volatile {', '.join(volatile)} is not used in its place" if volatile else ""
@@ -202,6 +197,23 @@ class CapabilityRegistry:
     def handle(self, capability: Capability[T], consumer: str, pin: str | None = None) -> Handle[T]:
         """A new handle for ``consumer`` on ``capability``."""
         return Handle(self, capability, consumer, pin)
+
+
+_STATE_WORDS = {
+    "error": "failed",
+    "pending": "is waiting",
+    "stopped": "stopped",
+    "discovered": "has not started",
+    "active": "is active",
+}
+
+
+def _down_clause(declarer: DurableDeclarer, capability: str) -> str:
+    """``memory-sqlite failed (start failed: file is not a database)``."""
+    state = _STATE_WORDS.get(declarer.state, f"is {declarer.state}")
+    if declarer.error:
+        return f"{declarer.plugin} {state} ({declarer.error})"
+    return f"{declarer.plugin} {state} and provides no {capability!r}"
 
 
 class Handle(Generic[T]):

@@ -218,6 +218,9 @@ async def _clear(session_id: str | None, types: Sequence[str] | None) -> list[Cl
     from aalis_core.cli import open_host
 
     async with open_host() as host:
+        # A clear without the store would report "cleared" for the other types while the
+        # history stays on disk: refuse with the reason the store is absent instead.
+        _service(host)
         if session_id is None:
             return await run_clear(host, "all", None, types)
         return await run_clear(host, "session", session_id, types)

@@ -133,7 +133,9 @@ def check_stored_timestamp(value: object, what: str = "timestamp") -> int:
     """A timestamp that will be stored: an int that fits in 64 bits."""
     checked = check_timestamp(value, what)
     if not INT64_MIN <= checked <= INT64_MAX:
-        raise ValueError(f"{what} {checked} does not fit in 64 bits (epoch milliseconds)")
+        raise ValueError(
+            f"{what} {checked} does not fit in 64 bits (a signed 64-bit integer of epoch milliseconds)"
+        )
     return checked
 
 
