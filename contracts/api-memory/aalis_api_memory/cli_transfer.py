@@ -129,7 +129,7 @@ def left_out(host: Host, covered: Iterable[str | None]) -> dict[str, list[str]]:
     return {p: c for p, c in memory_holders(host).items() if p not in skip}
 
 
-def _left_out_text(missing: dict[str, list[str]]) -> str:
+def left_out_text(missing: dict[str, list[str]]) -> str:
     return "; ".join(
         f"{provider} (memory of {', '.join(repr(c) for c in consumers)})"
         for provider, consumers in missing.items()
@@ -391,7 +391,7 @@ async def export_command_impl(
                 )
                 raise TransferError(
                     f"`aalis export --all` reads {handle.provider} and would leave out "
-                    f"{_left_out_text(missing)}; export each store by name: {how} "
+                    f"{left_out_text(missing)}; export each store by name: {how} "
                     "(nothing was written)"
                 )
         lines, report = await export_lines(service, handle.provider, session_id)
@@ -727,7 +727,7 @@ async def migrate_command_impl(
                 )
                 raise TransferError(
                     f"`aalis migrate` copies {source_handle.provider} and would leave out "
-                    f"{_left_out_text(missing)}; migrate each store by name: {how} "
+                    f"{left_out_text(missing)}; migrate each store by name: {how} "
                     "(nothing was written)"
                 )
         source, target = source_handle.use, target_handle.use

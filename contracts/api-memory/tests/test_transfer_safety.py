@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -379,3 +380,66 @@ def test_an_oversize_message_is_named_and_skipped_only_when_asked(
     rerun = invoke(aalis, "migrate", "--to", "memory-mongodb", "--no-progress", "--skip-oversize")
     assert "0 written, 2 already there" in rerun.stdout
     assert (tmp_path / "aalis-migrate-oversize.jsonl").is_file()
+
+
+# --------------------------------------------------------------------------------------
+# aalis backup
+# --------------------------------------------------------------------------------------
+
+
+def test_backup_is_a_consistent_self_contained_copy(
+    aalis: click.Group, config: Path, tmp_path: Path
+) -> None:
+    import sqlite3
+
+    from aalis_api_memory.cli_backup import backup_command
+
+    aalis.add_command(backup_command)
+    messages = [Message(role="user", content=f"m{i}", timestamp=i) for i in range(50)]
+    asyncio.run(_save(config, "memory-sqlite", "s", *messages))
+    live = config.parent / "data" / "memory.db"
+    # a committed write still only in the live file's -wal: a plain copy of aalis.db
+    # would miss it, the backup must not
+    holder = sqlite3.connect(live, isolation_level=None)
+    holder.execute("PRAGMA wal_autocheckpoint = 0")
+    holder.execute(
+        "INSERT INTO metadata (namespace, key, data, updated_at) VALUES ('ns', 'k', '{}', 0)"
+    )
+    assert Path(f"{live}-wal").stat().st_size > 0
+
+    out = tmp_path / "backups" / "copy.db"
+    out.parent.mkdir()
+    result = invoke(aalis, "backup", str(out))
+    holder.close()
+    assert result.stdout.startswith(f"Backed up memory-sqlite to {out} (50 messages")
+    assert sorted(p.name for p in out.parent.iterdir()) == ["copy.db"]  # no -wal, no temp
+    copy = sqlite3.connect(out)
+    assert copy.execute("PRAGMA journal_mode").fetchone()[0] == "delete"
+    assert copy.execute("SELECT count(*) FROM messages").fetchone()[0] == 50
+    assert copy.execute("SELECT key FROM metadata").fetchall() == [("k",)]
+    copy.close()
+
+    # the copy opens as a working store, with everything
+    from aalis_plugin_memory_sqlite import SqliteMemory
+
+    async def read_copy() -> list[str | None]:
+        async with SqliteMemory(out) as store:
+            return [m.content for m in await store.get_history("s", math.inf)]
+
+    assert asyncio.run(read_copy()) == [f"m{i}" for i in range(50)]
+
+
+def test_backup_refuses_a_volatile_store_and_names_missing_support(
+    aalis: click.Group, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from aalis_api_memory.cli_backup import backup_command
+
+    aalis.add_command(backup_command)
+    monkeypatch.setenv("AALIS_LOAD_PLUGINS", "memory-inmemory")
+    config = tmp_path / "aalis.toml"
+    config.write_text('[host]\ndata_dir = "data"\n', encoding="utf-8")
+    monkeypatch.setenv("AALIS_CONFIG", str(config))
+    result = invoke(aalis, "backup", str(tmp_path / "x.db"), ok=False)
+    assert result.exit_code == 1
+    assert "memory-inmemory is volatile" in result.stderr
+    assert not (tmp_path / "x.db").exists()

@@ -48,6 +48,7 @@ from aalis_api_memory.validation import (
 )
 from aalis_schema_message import Message, now_ms
 
+from aalis_plugin_memory_sqlite.backup import BackupResult, backup_database
 from aalis_plugin_memory_sqlite.bulk_writes import rewrite_plan
 from aalis_plugin_memory_sqlite.codec import message_columns
 from aalis_plugin_memory_sqlite.config import SqliteConfig
@@ -427,6 +428,21 @@ class SqliteMemory:
         if not encoded:
             return
         await self._submit("commit_metadata", encoded, now_ms())
+
+    async def backup(self, destination: str | os.PathLike[str]) -> BackupResult:
+        """Write a consistent copy of the whole database to ``destination`` (``aalis backup``).
+
+        Online: other connections and processes keep reading and writing meanwhile.
+        See ``backup.py`` and docs/backends/sqlite.md (backups and restores).
+        """
+        if self._engine is None:
+            raise StoreClosed("the SQLite memory store is not open (await store.open() first)")
+        return await asyncio.to_thread(
+            backup_database,
+            self.path,
+            Path(os.fspath(destination)),
+            busy_timeout_ms=self.config.busy_timeout_ms,
+        )
 
     async def list_namespaces(self) -> list[str]:
         return await self._read("list_namespaces")  # type: ignore[no-any-return]
