@@ -348,7 +348,7 @@ def plugins_command(as_json: bool) -> None:
         # The commands themselves are a consumer: say where `aalis history`, `import`...
         # read and write, so a broken default store is visible here too.
         shown = ", ".join(f"{cap}={provider or '-'}" for cap, provider in cli_bindings.items())
-        click.echo(f"\nThe aalis commands (consumer {CLI_CONSUMER!r}) use: {shown or '-'}")
+        click.echo(f"The aalis commands (consumer {CLI_CONSUMER!r}) use: {shown or '-'}")
 
 
 # ------------------------------------------------------------------------------------------

@@ -213,7 +213,9 @@ def _down_clause(declarer: DurableDeclarer, capability: str) -> str:
     state = _STATE_WORDS.get(declarer.state, f"is {declarer.state}")
     if declarer.error:
         return f"{declarer.plugin} {state} ({declarer.error})"
-    return f"{declarer.plugin} {state} and provides no {capability!r}"
+    if declarer.state == "active":
+        return f"{declarer.plugin} is active but provides no {capability!r}"
+    return f"{declarer.plugin} {state}"
 
 
 class Handle(Generic[T]):

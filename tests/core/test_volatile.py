@@ -130,7 +130,7 @@ async def test_stopping_the_durable_provider_does_not_move_handles_to_ram(make_h
         assert handle.provider == "disk"
         await host.stop_plugin("disk")
         assert not handle.present
-        with pytest.raises(CapabilityAbsent, match="disk is stopped"):
+        with pytest.raises(CapabilityAbsent, match="disk stopped; the volatile ram is not used"):
             _ = handle.use
 
 
