@@ -451,12 +451,24 @@ async def import_into(
     counts = summary.session_counts
     plans: dict[str, tuple[Plan, int]] = {}
     conflicts: list[str] = []
-    for sid, records in iter_sessions(_lines(open_stream, source), counts, source):
-        existing: list[StoredMessage] = await _call(target, "export_session")(sid)
-        plan = plan_session(store_order(records), existing, replace)
-        plans[sid] = (plan, len(existing))
-        if plan == "conflict":
-            conflicts.append(sid)
+    # Only sessions the target already holds need comparing; with ``list_sessions`` the
+    # others are known to be plain copies, and a fresh import skips this pass entirely.
+    held: set[str] | None = None
+    if hasattr(target, "list_sessions"):
+        infos: list[SessionInfo] = await _call(target, "list_sessions")()
+        held = {i.session_id for i in infos if i.active + i.archived > 0}
+        for sid in counts:
+            if sid not in held:
+                plans[sid] = ("copy", 0)
+    if held is None or any(sid in held for sid in counts):
+        for sid, records in iter_sessions(_lines(open_stream, source), counts, source):
+            if sid in plans:
+                continue
+            existing: list[StoredMessage] = await _call(target, "export_session")(sid)
+            plan = plan_session(store_order(records), existing, replace)
+            plans[sid] = (plan, len(existing))
+            if plan == "conflict":
+                conflicts.append(sid)
     if conflicts:
         raise _conflict_error("session(s)", conflicts, provider)
     puts, same, meta_conflicts = await _plan_metadata(target, summary.metadata, replace)
