@@ -248,6 +248,9 @@ async def _clear(session_id: str | None, types: Sequence[str] | None) -> list[Cl
     from aalis_core.cli import open_host
 
     async with open_host() as host:
+        # A clear without the store would report "cleared" for the other types while the
+        # history stays on disk: refuse with the reason the store is absent instead.
+        _service(host)
         if session_id is None:
             return await run_clear(host, "all", None, types)
         return await run_clear(host, "session", session_id, types)
@@ -431,11 +434,12 @@ COMMANDS: tuple[click.Command, ...] = (
 
 def register(cli: click.Group) -> None:
     """Add the memory commands (and export/import/migrate) to the ``aalis`` group."""
-    from aalis_api_memory import cli_transfer
+    from aalis_api_memory import cli_backup, cli_transfer
 
     for command in COMMANDS:
         cli.add_command(command)
     cli_transfer.register(cli)
+    cli.add_command(cli_backup.backup_command)
 
 
 class MemoryCli(Plugin):

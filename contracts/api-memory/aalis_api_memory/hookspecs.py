@@ -64,12 +64,6 @@ async def prompt_contributions(request: PromptRequest) -> list[PromptBlock]:
 
 
 @hookspec
-def memory_messages_saved(session_id: str, messages: Sequence[Message]) -> Awaitable[None] | None:
-    """These conversation messages of ``session_id`` were saved (as stored, timestamps
-    filled); derived indexes (semantic recall) follow it."""
-
-
-@hookspec
 def memory_messages_deleted(session_id: str, timestamps: Sequence[int]) -> Awaitable[None] | None:
     """Messages of ``session_id`` with these timestamps were deleted (archived ones too)."""
 
@@ -79,6 +73,15 @@ def memory_messages_rewritten(
     session_id: str, messages: Sequence[Message]
 ) -> Awaitable[None] | None:
     """These messages of ``session_id`` were rewritten in place; timestamps are unchanged."""
+
+
+@hookspec
+def memory_messages_saved(session_id: str, messages: Sequence[Message]) -> Awaitable[None] | None:
+    """These conversation messages of ``session_id`` were saved, as stored (timestamps filled).
+
+    Emitted by whoever saved them: the chat after each save, ``aalis import`` once per
+    session it wrote. Derived indexes (a vector store) follow it.
+    """
 
 
 @hookspec
