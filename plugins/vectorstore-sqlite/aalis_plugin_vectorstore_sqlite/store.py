@@ -95,43 +95,49 @@ class SqliteVectorStore:
         )
 
     def __repr__(self) -> str:
-        state = "open" if self._engine is not None else "closed"
+        state = "open" if self._executor is not None else "closed"
         return f"SqliteVectorStore({str(self.path)!r}, {state})"
 
     # -- lifecycle ---------------------------------------------------------------------
 
     async def open(self) -> SqliteVectorStore:
+        """Open the file when it exists (a corrupt or newer one fails here, at start); a
+        missing file is created by the first write, so a host that never indexes anything
+        (or whose message store is broken) leaves no empty vector file behind."""
         async with self._open_lock:
-            if self._engine is not None:
+            if self._executor is not None:
                 return self
             executor = ThreadPoolExecutor(
                 max_workers=1, thread_name_prefix=f"aalis-vectors {self.path.name}"
             )
-            path, config = self.path, self.config
-
-            def build() -> Engine:
-                conn = connect(
-                    path, synchronous=config.synchronous, busy_timeout_ms=config.busy_timeout_ms
-                )
-                return Engine(conn, path)
-
-            try:
-                engine = await asyncio.get_running_loop().run_in_executor(executor, build)
-            except BaseException:
-                executor.shutdown(wait=False)
-                raise
+            engine = None
+            if self.path.exists():
+                try:
+                    engine = await asyncio.get_running_loop().run_in_executor(executor, self._build)
+                except BaseException:
+                    executor.shutdown(wait=False)
+                    raise
             weakref.finalize(self, executor.shutdown, wait=False)
             self._engine, self._executor = engine, executor
         return self
 
+    def _build(self) -> Engine:
+        conn = connect(
+            self.path,
+            synchronous=self.config.synchronous,
+            busy_timeout_ms=self.config.busy_timeout_ms,
+        )
+        return Engine(conn, self.path)
+
     async def close(self) -> None:
         """Close the connection after every call already submitted; idempotent."""
         engine, executor = self._engine, self._executor
-        if engine is None or executor is None:
+        if executor is None:
             return
         self._engine = self._executor = None
         try:
-            await asyncio.get_running_loop().run_in_executor(executor, engine.close)
+            if engine is not None:
+                await asyncio.get_running_loop().run_in_executor(executor, engine.close)
         finally:
             executor.shutdown(wait=True)
 
@@ -141,11 +147,20 @@ class SqliteVectorStore:
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
 
-    async def _call(self, fn: Callable[[Engine], T]) -> T:
-        engine, executor = self._engine, self._executor
-        if engine is None or executor is None:
+    async def _call(self, fn: Callable[[Engine], T], *, empty: T, create: bool = False) -> T:
+        """Run ``fn`` on the worker; with no file yet, ``empty`` (reads) or create it (writes)."""
+        executor = self._executor
+        if executor is None:
             raise StoreClosed(f"the vector store {self.path} is not open")
-        return await asyncio.get_running_loop().run_in_executor(executor, fn, engine)
+        loop = asyncio.get_running_loop()
+        if self._engine is None:
+            async with self._open_lock:
+                if self._engine is None:
+                    if not create and not self.path.exists():
+                        return empty
+                    self._engine = await loop.run_in_executor(executor, self._build)
+        engine = self._engine
+        return await loop.run_in_executor(executor, fn, engine)
 
     # -- the contract ------------------------------------------------------------------
 
@@ -154,24 +169,24 @@ class SqliteVectorStore:
         if not batch:
             return 0
         # Checked and encoded on the worker: a large batch's numpy work stays off the loop.
-        return await self._call(lambda engine: engine.upsert(prepare(batch)))
+        return await self._call(lambda engine: engine.upsert(prepare(batch)), empty=0, create=True)
 
     async def search(self, vector: Sequence[float], k: int, where: ScopeFilter) -> list[VectorHit]:
         k = check_k(k)
         where = check_where(where)
         query = as_float32(vector, what="query vector")
-        return await self._call(lambda engine: engine.search(query, k, where))
+        return await self._call(lambda engine: engine.search(query, k, where), empty=[])
 
     async def delete(self, session_id: str, timestamps: Iterable[int] | None = None) -> int:
         session_id = check_session_id(session_id)
         wanted = check_timestamps(timestamps)
-        return await self._call(lambda engine: engine.delete(session_id, wanted))
+        return await self._call(lambda engine: engine.delete(session_id, wanted), empty=0)
 
     async def delete_all(self) -> int:
-        return await self._call(lambda engine: engine.delete_all())
+        return await self._call(lambda engine: engine.delete_all(), empty=0)
 
     async def stats(self) -> VectorStoreStats:
-        return await self._call(lambda engine: engine.stats())
+        return await self._call(lambda engine: engine.stats(), empty=VectorStoreStats())
 
 
 __all__ = ["SqliteVectorStore", "StoreClosed"]

@@ -33,8 +33,8 @@ async def test_vectors_survive_a_reopen(tmp_path: Path) -> None:
 
 async def test_the_file_is_private_wal_and_versioned(tmp_path: Path) -> None:
     path = tmp_path / "new" / "v.db"
-    async with SqliteVectorStore(path):
-        pass
+    async with SqliteVectorStore(path) as store:
+        await store.upsert([rec("s1", 1, seeded_vector(1))])
     assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
     assert stat.S_IMODE(os.stat(path.parent).st_mode) == 0o700
     conn = sqlite3.connect(path)
@@ -132,6 +132,29 @@ async def test_a_database_with_foreign_tables_is_refused(tmp_path: Path) -> None
     conn.close()
     with pytest.raises(VectorStoreUnavailable, match="cannot use"):
         await SqliteVectorStore(path).open()
+
+
+async def test_no_file_until_the_first_write(tmp_path: Path) -> None:
+    path = tmp_path / "data" / "v.db"
+    async with SqliteVectorStore(path) as store:
+        assert await store.search(seeded_vector(1), 5, scope(None)) == []
+        assert (await store.stats()).total == 0
+        assert await store.delete("s1") == 0
+        assert await store.delete_all() == 0
+        assert await store.upsert([]) == 0
+        assert not path.exists()
+        assert not path.parent.exists()
+        await store.upsert([rec("s1", 1, seeded_vector(1))])
+        assert path.is_file()
+        assert len(await store.search(seeded_vector(1), 5, scope(None))) == 1
+
+
+async def test_a_file_made_by_another_process_after_open_is_seen(tmp_path: Path) -> None:
+    path = tmp_path / "v.db"
+    async with SqliteVectorStore(path) as reader:
+        async with SqliteVectorStore(path) as writer:
+            await writer.upsert([rec("s1", 1, seeded_vector(1))])
+        assert len(await reader.search(seeded_vector(1), 5, scope(None))) == 1
 
 
 async def test_a_closed_store_says_so(tmp_path: Path) -> None:
