@@ -92,6 +92,39 @@ def format_error(exc: BaseException) -> str:
     return redact(text)
 
 
+def stdout_closed(exc: BaseException) -> bool:
+    """True when ``exc`` is the reader of our stdout going away (``aalis ... | head -3``).
+
+    A ``BrokenPipeError`` from a plugin's own socket is an error like any other; only a
+    broken *stdout* means "the reader has what it wanted".
+    """
+    if not isinstance(exc, BrokenPipeError):
+        return False
+    try:
+        import select
+
+        poller = select.poll()
+        poller.register(sys.stdout.fileno(), select.POLLOUT)
+        events = poller.poll(0)
+    except (AttributeError, OSError, ValueError):  # no poll(), no real stdout: assume it is
+        return True
+    return any(mask & (select.POLLERR | select.POLLHUP) for _, mask in events)
+
+
+def quiet_exit_on_closed_stdout() -> None:
+    """End the process quietly, status 0, after the reader of stdout went away.
+
+    The reader (``head``) got all it asked for, so this is not a failure. stdout is pointed
+    at ``/dev/null`` first, or Python's final flush of it would print "Exception ignored".
+    """
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        pass
+    raise SystemExit(0)
+
+
 def fail(exc: BaseException) -> None:
     """Print ``exc`` as one line on stderr and exit with status 1."""
     click.echo(f"Error: {format_error(exc)}", err=True)
@@ -112,6 +145,8 @@ def run_async(coro: Coroutine[Any, Any, T]) -> T:
         click.echo("Aborted.", err=True)
         raise SystemExit(130) from None
     except Exception as exc:
+        if stdout_closed(exc):
+            quiet_exit_on_closed_stdout()
         if os.environ.get(DEBUG_ENV):
             raise
         fail(exc)
@@ -206,6 +241,16 @@ class AalisGroup(click.Group):
         self._loaded_for = key
         load_plugin_commands(self)
         self._plugin_command_names = set(self.commands) - before
+
+    def invoke(self, ctx: click.Context) -> Any:
+        # click turns a broken pipe into exit status 1; a closed stdout is the reader
+        # (``| head``) having enough, not a failure: end quietly with 0.
+        try:
+            return super().invoke(ctx)
+        except BrokenPipeError as exc:
+            if stdout_closed(exc):
+                quiet_exit_on_closed_stdout()
+            raise
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         self.load_plugin_commands()
@@ -362,6 +407,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     except SystemExit:
         raise
     except Exception as exc:
+        if stdout_closed(exc):
+            quiet_exit_on_closed_stdout()
         if os.environ.get(DEBUG_ENV):
             raise
         click.echo(f"Error: {format_error(exc)}", err=True)
