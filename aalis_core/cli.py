@@ -300,8 +300,11 @@ disabled = []                  # plugin names to skip; AALIS_LOAD_PLUGINS=a,b li
 # [plugins.memory-sqlite]
 # path = "aalis.db"            # relative to data_dir
 #
+# A real model for `aalis chat` and summaries: any OpenAI-compatible endpoint.
 # [plugins.llm-openai]
-# api_key = "${{OPENAI_API_KEY}}"
+# base_url = "https://api.openai.com/v1"   # or http://127.0.0.1:11434/v1 (Ollama), ...
+# model = "gpt-4o-mini"
+# api_key = "${{OPENAI_API_KEY}}"          # unset: only llm-openai fails, the rest runs
 
 # Which provider serves a capability by default (otherwise: highest priority wins).
 # A pinned provider that is not active makes the capability absent; it never falls back.
