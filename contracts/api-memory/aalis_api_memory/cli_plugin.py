@@ -303,11 +303,16 @@ def clear_command(session_id: str | None, all_: bool, yes: bool, types: tuple[st
         click.get_current_context().exit(1)
 
 
-def _confirm_clear_all() -> None:
-    """Ask before clearing every session; without a terminal, refuse (scripts say --yes)."""
+def _interactive() -> bool:
+    """True when a person can answer a question (stdin is a terminal)."""
     import sys
 
-    if not sys.stdin.isatty():
+    return sys.stdin.isatty()
+
+
+def _confirm_clear_all() -> None:
+    """Ask before clearing every session; without a terminal, refuse (scripts say --yes)."""
+    if not _interactive():
         raise click.UsageError(
             "clear --all removes every session; not on a terminal, so pass --yes to confirm"
         )
