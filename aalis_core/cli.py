@@ -193,7 +193,9 @@ def load_plugin_commands(group: click.Group) -> list[str]:
             continue
         try:
             pm.register(found.plugin_class(), name=found.name)
-        except Exception as exc:
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:  # SystemExit too: one plugin never ends the CLI
             get_logger(found.name).warning("plugin not loaded for commands", error=error_text(exc))
             continue
         order.append(found.name)
@@ -205,7 +207,9 @@ def load_plugin_commands(group: click.Group) -> list[str]:
     for impl in impls:
         try:
             impl.function(*[group for _ in impl.argnames])
-        except Exception as exc:
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:  # SystemExit too
             get_logger(impl.plugin_name).warning("register_commands failed", error=error_text(exc))
             continue
         registered.append(impl.plugin_name)
