@@ -43,8 +43,11 @@ SAFE_URI_OPTIONS: frozenset[str] = frozenset(
     )
 )
 
-# A URI: scheme://, then everything up to whitespace, a quote or an angle bracket.
-_URI = re.compile(r"\b(?P<scheme>[A-Za-z][A-Za-z0-9+.\-]*://)(?P<rest>[^\s'\"<>`]+)")
+# A URI: scheme://, then everything up to whitespace, a quote or an angle bracket, less
+# trailing punctuation of the sentence around it ("cannot reach mongodb://h/: refused").
+_URI = re.compile(
+    r"\b(?P<scheme>[A-Za-z][A-Za-z0-9+.\-]*://)(?P<rest>[^\s'\"<>`]*[^\s'\"<>`.,:;)\]])"
+)
 # Authorization headers and bearer tokens.
 _BEARER = re.compile(r"(?P<prefix>\b(?:Bearer|Basic|Token)\s+)(?P<secret>[A-Za-z0-9._~+/=\-]{4,})")
 # OpenAI-style and similar provider keys: sk-..., sk-proj-..., rk-..., pk-... (live/test).
@@ -71,10 +74,11 @@ _SECRET_QUOTED = re.compile(
 def _split_authority(rest: str) -> tuple[str, str, str]:
     """``(userinfo, hosts_and_path, query_and_fragment)``; userinfo without its ``@``.
 
-    The query starts at the first ``?``; the userinfo ends at the last ``@`` before it (a
+    The query starts at the first ``?`` (or the fragment at a ``#`` before any ``?``); the userinfo ends at the last ``@`` before it (a
     password must percent-encode ``@``, but drivers accept a bare one more often than not).
     """
-    query_at = rest.find("?")
+    marks = [i for i in (rest.find("?"), rest.find("#")) if i >= 0]
+    query_at = min(marks) if marks else -1
     head, query = (rest, "") if query_at < 0 else (rest[:query_at], rest[query_at:])
     at = head.rfind("@")
     if at < 0:
@@ -83,9 +87,11 @@ def _split_authority(rest: str) -> tuple[str, str, str]:
 
 
 def _mask_query(query: str) -> str:
-    """``?a=1&b=2#frag`` with every value but the safe options' masked."""
+    """``?a=1&b=2#frag`` with every value but the safe options' masked (the fragment too)."""
     if not query:
         return query
+    if query.startswith("#"):
+        return "#" + (MASK if len(query) > 1 else "")
     body, hash_sign, fragment = query[1:].partition("#")
     parts = re.split(r"([&;])", body)
     out: list[str] = []
