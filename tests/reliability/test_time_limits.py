@@ -23,7 +23,7 @@ from aalis_core import Host, Plugin, hookimpl
 
 pytestmark = pytest.mark.timeout(60)
 
-START, STOP, HOOK = 0.4, 0.4, 0.3
+START, STOP, HOOK = 1.0, 0.5, 0.3
 #: Wall-clock slack allowed on top of a limit: these tests check that a call ends because
 #: of the limit (instead of never), not how fast the machine is.
 SLACK = 5.0
