@@ -114,7 +114,7 @@ async def test_every_read_touches_the_same_pages_at_ten_times_the_size(
             assert "Seq Scan" not in kinds, (name, total, kinds)
             for node in _nodes(plan):
                 if node["Node Type"] == "Sort":
-                    # Only the merge of already-limited ranges may sort (full history: 2 × 50).
+                    # Only the merge of already-limited ranges may sort (full history: 2 x 50).
                     assert node["Actual Rows"] <= 100, (name, node)
             blocks[total][name] = plan["Shared Hit Blocks"] + plan["Shared Read Blocks"]
     for name, small in blocks[2_000].items():
