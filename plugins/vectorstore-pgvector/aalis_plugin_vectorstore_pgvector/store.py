@@ -24,6 +24,7 @@ import zlib
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+import psycopg
 import structlog
 from aalis_api_vectorstore.errors import DimensionMismatch, VectorStoreUnavailable
 from aalis_api_vectorstore.types import (
@@ -320,18 +321,16 @@ class PgvectorStore:
         k = check_k(k)
         where = check_where(where)
         query = float_row(vector, what="query vector")
+        dim = len(query)
         async with self.pool.connection() as conn:
-            dim = await self._dim(conn, where.model_id)
-            if dim is not None and dim != len(query):
-                raise DimensionMismatch(where.model_id, dim, len(query))
-            if k == 0 or dim is None or where.is_empty:
+            if k == 0 or where.is_empty:
+                await self._check_dim(conn, where.model_id, dim)
                 return []
-            filters = ["model_id = %(model)s"]
-            params: dict[str, Any] = {
-                "model": escape(where.model_id),
-                "q": vector_literal(query),
-                "k": k,
-            }
+            # The model id is a literal, not a parameter: the planner must see it to pick the
+            # model's partial HNSW index, whatever plan (custom or generic) it caches.
+            model = sql.Literal(escape(where.model_id)).as_string(conn)
+            filters = [f"model_id = {model}"]
+            params: dict[str, Any] = {"q": vector_literal(query), "k": k}
             if where.session_ids is not None:
                 filters.append("session_id = ANY(%(sessions)s)")
                 params["sessions"] = [escape(v) for v in sorted(where.session_ids)]
@@ -347,10 +346,38 @@ class PgvectorStore:
             if where.roles is not None:
                 filters.append("role = ANY(%(roles)s)")
                 params["roles"] = [escape(v) for v in sorted(where.roles)]
-            rows = await self._search(conn, dim, " AND ".join(filters), params, exact=False)
-            if len(rows) < k:
-                rows = await self._search(conn, dim, " AND ".join(filters), params, exact=True)
+            condition = " AND ".join(filters)
+            try:
+                rows = await self._search(conn, dim, condition, params, exact=False)
+                if len(rows) < k:
+                    rows = await self._search(conn, dim, condition, params, exact=True)
+            except psycopg.errors.DataException:
+                # A stored vector of this model has another width (the cast refused it).
+                await self._check_dim(conn, where.model_id, dim)
+                raise
+            if not rows:
+                # Nothing in scope, or a model with no vectors: either way no hits, but a
+                # wrong width must still be refused.
+                await self._check_dim(conn, where.model_id, dim)
         return [self._hit(where.model_id, row) for row in rows]
+
+    async def _check_dim(self, conn: AsyncConnection[Any], model_id: str, dim: int) -> None:
+        known = await self._dim(conn, model_id)
+        if known is not None and known != dim:
+            raise DimensionMismatch(model_id, known, dim)
+
+    def search_sql(self, dim: int, filters: str, *, exact: bool) -> str:
+        """The search statement (public for the EXPLAIN tests and the benchmark)."""
+        distance = f"(embedding::vector({dim}) <=> %(q)s::vector({dim}))"
+        # The exact form orders by an expression the index cannot serve: a scan of the rows
+        # in scope, with a zero vector's NaN distance read as cosine 0.
+        order = f"coalesce(nullif({distance}, 'NaN'), 1)" if exact else distance
+        return (
+            "SELECT session_id, ts, role, text, platform, user_id, distance FROM ("
+            f" SELECT session_id, ts, role, text, platform, user_id, {distance} AS distance,"
+            f" {order} AS rank FROM {self._s}.vectors WHERE {filters}"
+            f" ORDER BY {order} LIMIT %(k)s) AS found ORDER BY rank, ts DESC"
+        )
 
     async def _search(
         self,
@@ -361,26 +388,22 @@ class PgvectorStore:
         *,
         exact: bool,
     ) -> list[tuple[Any, ...]]:
-        distance = f"(embedding::vector({dim}) <=> %(q)s::vector({dim}))"
-        # The exact form orders by an expression the index cannot serve: a scan of the rows
-        # in scope, with a zero vector's NaN distance read as cosine 0.
-        order = f"coalesce(nullif({distance}, 'NaN'), 1)" if exact else distance
-        text = (
-            "SELECT session_id, ts, role, text, platform, user_id, distance FROM ("
-            f" SELECT session_id, ts, role, text, platform, user_id, {distance} AS distance,"
-            f" {order} AS rank FROM {self._s}.vectors WHERE {filters}"
-            f" ORDER BY {order} LIMIT %(k)s) AS found ORDER BY rank, ts DESC"
-        )
-        async with conn.transaction():
-            if not exact:
-                ef = min(1000, max(self.config.ef_search, params["k"]))
-                await conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
-                await conn.execute(f"SET LOCAL hnsw.ef_search = {int(ef)}")
-                await conn.execute(
-                    f"SET LOCAL hnsw.max_scan_tuples = {int(self.config.max_scan_tuples)}"
-                )
+        text = self.search_sql(dim, filters, exact=exact)
+        if exact:
             cursor = await conn.execute(text, params)
-            rows: list[tuple[Any, ...]] = await cursor.fetchall()
+            exact_rows: list[tuple[Any, ...]] = await cursor.fetchall()
+            return exact_rows
+        ef = min(1000, max(self.config.ef_search, params["k"]))
+        # One flush for the whole transaction: the settings are local to it.
+        async with conn.pipeline(), conn.transaction():
+            await conn.execute(
+                "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true),"
+                " set_config('hnsw.ef_search', %s, true),"
+                " set_config('hnsw.max_scan_tuples', %s, true)",
+                (str(ef), str(self.config.max_scan_tuples)),
+            )
+            cursor = await conn.execute(text, params)
+        rows: list[tuple[Any, ...]] = await cursor.fetchall()
         return rows
 
     @staticmethod
