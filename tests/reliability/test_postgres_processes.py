@@ -183,7 +183,7 @@ asyncio.run(main(*sys.argv[1:5], int(sys.argv[5]), int(sys.argv[6]), sys.argv[7]
 """
 
 HOSTS = 4
-TURNS = 60
+TURNS = 64  # the last compression is at turn 59: the last turns stay active
 
 
 @pytest.mark.timeout(240)
@@ -248,7 +248,7 @@ async def _count(uri: str, schema: str, acknowledged: dict[str, list[str]]) -> d
 
     store = await PostgresMemory.connect(PostgresConfig(uri=uri, schema=schema))
     try:
-        stored = lost = duplicated = archived = outside = 0
+        stored = lost = duplicated = archived = outside = active = 0
         for sid, texts in acknowledged.items():
             records = await store.export_session(sid)
             conversation = [r for r in records if r.message.role in ("user", "assistant")]
@@ -259,6 +259,8 @@ async def _count(uri: str, schema: str, acknowledged: dict[str, list[str]]) -> d
             summary = await store.get_metadata("summary", sid)
             covered_to = summary.get("covered_to") if summary else None
             for record in conversation:
+                if not record.archived:
+                    active += 1
                 if record.archived:
                     archived += 1
                     ts = record.message.timestamp
@@ -271,6 +273,7 @@ async def _count(uri: str, schema: str, acknowledged: dict[str, list[str]]) -> d
             "lost": lost,
             "duplicated": duplicated,
             "archived": archived,
+            "active": active,
             "archived_outside_summary": outside,
         }
     finally:

@@ -28,6 +28,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import structlog
+from aalis_api_memory.exact import (
+    HistorySnapshot,
+    MetadataGuard,
+    check_guard,
+    check_ids,
+    check_marker,
+)
 from aalis_api_memory.types import (
     MetadataEntry,
     MetadataOp,
@@ -72,6 +79,7 @@ from aalis_plugin_memory_postgres.codec import (
     unescape,
 )
 from aalis_plugin_memory_postgres.config import PostgresConfig
+from aalis_plugin_memory_postgres.exact import ExactSql, archive_exact, message_id
 from aalis_plugin_memory_postgres.redaction import Redactor
 from aalis_plugin_memory_postgres.schema import migrate, quote_schema
 
@@ -224,6 +232,7 @@ class PostgresMemory:
         self.config = config
         self.schema = config.schema
         self._sql = _Sql(config.schema)
+        self._exact = ExactSql(config.schema)
         self._redactor = Redactor(config.uri)
         self._logger = (
             logger if logger is not None else structlog.get_logger("aalis.memory-postgres")
@@ -685,6 +694,37 @@ class PostgresMemory:
         ):
             for op, batch in runs:
                 await cursor.executemany(self._sql.put if op == "put" else self._sql.delete, batch)
+
+    # -- exact archiving (aalis_api_memory.exact; the SQL is in exact.py) -----------------
+
+    async def history_snapshot(self, session_id: str) -> HistorySnapshot:
+        check_session_id(session_id)
+        rows = await self._fetch(self._exact.snapshot, (escape(session_id),))
+        decoded = decode_messages_indexed([row[1] for row in rows], self._corrupt(session_id))
+        return HistorySnapshot(
+            tuple(message for _index, message in decoded),
+            tuple(message_id(rows[index][0], rows[index][1]) for index, _message in decoded),
+        )
+
+    async def archive_exact(
+        self,
+        session_id: str,
+        ids: Sequence[str],
+        *,
+        guard: MetadataGuard,
+        marker: Message | None = None,
+    ) -> int:
+        check_session_id(session_id)
+        wanted = check_ids(ids)
+        checked = check_guard(guard)
+        stamp = check_marker(marker)
+        row = None
+        if stamp is not None:
+            row = message_columns(stamp, now_ms() if stamp.timestamp is None else stamp.timestamp)
+        async with self.pool.connection() as conn:
+            return await archive_exact(
+                conn, self._exact, session_id, wanted, checked, row, now_ms()
+            )
 
     async def list_namespaces(self) -> list[str]:
         rows = await self._fetch(self._sql.namespaces, ())
