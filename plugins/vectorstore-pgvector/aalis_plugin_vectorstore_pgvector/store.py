@@ -230,6 +230,9 @@ class PgvectorStore:
             if await cursor.fetchone() is not None:
                 raise DimensionMismatch(model_id, known, dim)
             await conn.execute(f"UPDATE {s}.models SET dim = %s WHERE model_id = %s", (dim, mid))
+        await self._create_index(conn, model_id, dim)
+
+    async def _create_index(self, conn: AsyncConnection[Any], model_id: str, dim: int) -> None:
         index = sql.Identifier(_index_name(model_id))
         schema = sql.Identifier(self.schema)
         await conn.execute(sql.SQL("DROP INDEX IF EXISTS {}.{}").format(schema, index))
@@ -237,8 +240,32 @@ class PgvectorStore:
             sql.SQL(
                 "CREATE INDEX {} ON {}.vectors USING hnsw ((embedding::vector({})) vector_cosine_ops)"
                 " WHERE model_id = {}"
-            ).format(index, schema, sql.Literal(dim), sql.Literal(mid))
+            ).format(index, schema, sql.Literal(dim), sql.Literal(escape(model_id)))
         )
+
+    async def drop_index(self, model_id: str) -> None:
+        """Drop the model's HNSW index, before a bulk load (inserting into HNSW is the slow part).
+
+        Searches stay correct meanwhile (the exact form over the rows in scope), only slower;
+        ``build_index`` puts the index back.
+        """
+        index = sql.Identifier(_index_name(model_id))
+        async with self.pool.connection() as conn:
+            await conn.execute(
+                sql.SQL("DROP INDEX IF EXISTS {}.{}").format(sql.Identifier(self.schema), index)
+            )
+
+    async def build_index(self, model_id: str) -> None:
+        """(Re)build the model's HNSW index in one pass over its vectors."""
+        async with self.pool.connection() as conn, conn.transaction():
+            cursor = await conn.execute(
+                f"SELECT dim FROM {self._s}.models WHERE model_id = %s FOR UPDATE",
+                (escape(model_id),),
+            )
+            row = await cursor.fetchone()
+            if row is None:
+                return
+            await self._create_index(conn, model_id, int(row[0]))
 
     async def upsert(self, records: Sequence[VectorRecord]) -> int:
         batch = check_records(records)

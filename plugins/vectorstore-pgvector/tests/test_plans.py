@@ -84,3 +84,22 @@ async def test_a_narrow_scope_still_gets_k_hits(filled: PgvectorStore) -> None:
     assert len(hits) == 10
     assert {h.session_id for h in hits} <= {"s1", "s3"}
     assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+
+
+async def test_a_bulk_load_without_the_index_searches_the_same_and_rebuilds_it(
+    filled: PgvectorStore,
+) -> None:
+    where = ScopeFilter(model_id="wide", session_ids=None, platform="cli")
+    query = [0.25] * 16
+    before = [h.key for h in await filled.search(query, 5, where)]
+    await filled.drop_index("wide")
+    # Without the index every search is exact: the approximate answer had the same top 5 here.
+    assert [h.key for h in await filled.search(query, 5, where)] == before
+    await filled.build_index("wide")
+    async with filled.pool.connection() as conn:
+        cursor = await conn.execute(
+            "SELECT indexname FROM pg_indexes WHERE schemaname = %s", (filled.schema,)
+        )
+        names = {row[0] for row in await cursor.fetchall()}
+    assert _index_name("wide") in names
+    assert [h.key for h in await filled.search(query, 5, where)] == before
