@@ -1,8 +1,9 @@
 """A PostgreSQL for the tests: ``AALIS_TEST_POSTGRES_URI`` when set, else one started here.
 
-The server comes from ``aalis_plugin_memory_postgres.testing.postgres_server`` (shared with the
-other suites and the benchmarks), started once for the whole run. Every test gets a schema of
-its own on it (fresh, empty tables), dropped when the test ends.
+The server comes from ``aalis_plugin_memory_postgres.testing.shared_server`` (shared with the
+other suites), started once for the whole run. Every test gets a schema of its own on it
+(fresh, empty tables), dropped when the test ends; the conformance kit uses one schema for all
+its tests and empties it before each (``test_conformance.py``).
 """
 
 from __future__ import annotations
