@@ -307,6 +307,11 @@ def _bindings_text(info: PluginInfo) -> str:
     return ", ".join(f"{cap}={provider or '-'}" for cap, provider in info.bindings.items())
 
 
+def _provides_text(info: PluginInfo) -> str:
+    text = ", ".join(info.provides) or "-"
+    return f"{text} ({info.label})" if info.label else text
+
+
 def format_plugins_table(infos: Sequence[PluginInfo]) -> str:
     """Plain-text table of ``host.plugins()`` (error last: it is the long column)."""
     header = ("NAME", "VERSION", "STATE", "PROVIDES", "BINDINGS", "ERROR")
@@ -315,7 +320,7 @@ def format_plugins_table(infos: Sequence[PluginInfo]) -> str:
             info.name,
             info.version or "-",
             info.state,
-            ", ".join(info.provides) or "-",
+            _provides_text(info),
             _bindings_text(info) or "-",
             info.error or "",
         )
@@ -334,17 +339,21 @@ def format_plugins_table(infos: Sequence[PluginInfo]) -> str:
 def plugins_command(as_json: bool) -> None:
     """List plugins: name, version, state, error, capabilities and bindings."""
 
-    async def collect() -> list[PluginInfo]:
+    async def collect() -> tuple[list[PluginInfo], dict[str, str | None]]:
         async with open_host() as host:
-            return host.plugins()
+            return host.plugins(), host.consumer_bindings(CLI_CONSUMER)
 
-    infos = run_async(collect())
+    infos, cli_bindings = run_async(collect())
     if as_json:
         click.echo(json.dumps([info.to_json() for info in infos], indent=2))
     elif not infos:
         click.echo("No plugins installed.")
     else:
         click.echo(format_plugins_table(infos))
+        # The commands themselves are a consumer: say where `aalis history`, `import`...
+        # read and write, so a broken default store is visible here too.
+        shown = ", ".join(f"{cap}={provider or '-'}" for cap, provider in cli_bindings.items())
+        click.echo(f"The aalis commands (consumer {CLI_CONSUMER!r}) use: {shown or '-'}")
 
 
 # ------------------------------------------------------------------------------------------

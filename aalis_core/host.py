@@ -45,7 +45,7 @@ from aalis_core.discovery import (
     discover_plugins,
     error_text,
 )
-from aalis_core.handles import CapabilityRegistry, Handle, ProviderRecord
+from aalis_core.handles import CapabilityRegistry, DurableDeclarer, Handle, ProviderRecord
 from aalis_core.logging import configure_logging, get_logger, redact
 from aalis_core.markers import PROJECT_NAME
 from aalis_core.plugin import Plugin, PluginDisabled
@@ -78,10 +78,12 @@ class PluginInfo:
     provides: list[str]
     #: capability name -> provider plugin its handle is bound to now (None: absent)
     bindings: dict[str, str | None]
+    #: the plugin's ``label`` (what kind of thing it provides, e.g. "lexical"), if it has one
+    label: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        """A JSON-ready dict (used by ``aalis plugins --json``)."""
-        return {
+        """A JSON-ready dict (used by ``aalis plugins --json``); ``label`` only when set."""
+        out: dict[str, Any] = {
             "name": self.name,
             "version": self.version,
             "state": self.state,
@@ -89,6 +91,14 @@ class PluginInfo:
             "provides": list(self.provides),
             "bindings": dict(self.bindings),
         }
+        if self.label is not None:
+            out["label"] = self.label
+        return out
+
+
+def _label(plugin: object) -> str | None:
+    label = getattr(plugin, "label", None)
+    return label if isinstance(label, str) and label else None
 
 
 class _Entry:
@@ -162,6 +172,8 @@ def _declaration_problem(plugin: Plugin) -> str | None:
         return f"plugin {name!r}: `provides` must be a tuple of Capability objects"
     if not all(isinstance(c, Capability) for c in provides):
         return f"plugin {name!r}: `provides` must be a tuple of Capability objects"
+    if not isinstance(getattr(plugin, "volatile", False), bool):
+        return f"plugin {name!r}: `volatile` must be True or False"
     config_class = getattr(plugin, "Config", None)
     if config_class is not None and not attrs.has(config_class):
         return f"plugin {name!r}: `Config` must be an attrs class (got {config_class!r})"
@@ -211,6 +223,7 @@ class Host:
             configure_logging(parsed.host.log_level, parsed.host.log_format)
         self._logger = get_logger(None, component="host")
         self._registry = CapabilityRegistry(parsed.capabilities, parsed.consumers)
+        self._registry.set_declarers(self._durable_declarers)
         self._pm = pluggy.PluginManager(PROJECT_NAME)
         self._pm.add_hookspecs(core_hookspecs)
         #: hookspec entry points that failed to import: (entry-point name, message)
@@ -358,6 +371,7 @@ class Host:
                     return
 
     def _fail(self, entry: _Entry, message: str) -> None:
+        self._registry.touch()
         entry.state = "error"
         entry.error = redact(message)
         (entry.logger or self._logger).error("plugin failed", plugin=entry.name, error=entry.error)
@@ -426,6 +440,7 @@ class Host:
     async def _attempt(self, entry: _Entry) -> None:
         missing = self._missing_requirements(entry)
         if missing:
+            self._registry.touch()
             entry.state = "pending"
             entry.error = f"waiting for capability {', '.join(missing)}"
             return
@@ -462,6 +477,14 @@ class Host:
 
     async def _start_entry(self, entry: _Entry) -> bool:
         """Start one plugin; True when it became active."""
+        try:
+            return await self._start_entry_inner(entry)
+        finally:
+            # Its state changed whatever happened: a durable provider that failed (or
+            # disabled itself) changes what unpinned handles of its capability may bind to.
+            self._registry.touch()
+
+    async def _start_entry_inner(self, entry: _Entry) -> bool:
         plugin = entry.plugin
         assert plugin is not None
         entry.ctx = self._make_context(entry)
@@ -538,6 +561,7 @@ class Host:
             self._fail(entry, f"stop failed: {error_text(exc)}")
             return
         entry.state = "stopped"
+        self._registry.touch()
         entry.logger.debug("plugin stopped")
 
     # ----------------------------------------------------------------------------------
@@ -584,9 +608,51 @@ class Host:
         if any(r.plugin == plugin for r in self._registry.records(cap.name)):
             raise ValueError(f"plugin {plugin!r} already provides {cap.name!r}")
         wrapped = cap.adapter(instance) if cap.adapter is not None else instance
-        self._registry.add(ProviderRecord(cap, plugin, wrapped, priority, entry.load_index))
+        volatile = bool(getattr(entry.plugin, "volatile", False))
+        self._registry.add(
+            ProviderRecord(cap, plugin, wrapped, priority, entry.load_index, volatile)
+        )
         assert entry.logger is not None
         entry.logger.debug("capability provided", capability=cap.name, priority=priority)
+
+    def _durable_declarers(self, capability: str) -> list[DurableDeclarer]:
+        """Loaded, not disabled, non-volatile plugins declaring ``capability`` in ``provides``.
+
+        Their presence is what keeps a volatile provider off unpinned handles: a durable
+        store that is installed but broken must make the capability absent, loudly, rather
+        than let the conversation go into RAM.
+        """
+        found: list[DurableDeclarer] = []
+        for entry in sorted(self._entries.values(), key=lambda e: e.load_index):
+            plugin = entry.plugin
+            if plugin is None or not entry.declared or entry.state == "disabled":
+                continue
+            if getattr(plugin, "volatile", False) is not False:
+                continue
+            if not any(c.name == capability for c in entry.provides()):
+                continue
+            found.append(
+                DurableDeclarer(entry.name, entry.state == "active", entry.state, entry.error)
+            )
+        return found
+
+    def consumer_bindings(self, consumer: str) -> dict[str, str | None]:
+        """What ``consumer`` (``cli``, ``host``, or a plugin) is bound to, per capability
+        that some loaded plugin provides or consumes (None: absent)."""
+        names: dict[str, None] = {}
+        for entry in sorted(self._entries.values(), key=lambda e: e.load_index):
+            for cap in [*entry.provides(), *entry.capabilities("all").values()]:
+                names.setdefault(cap.name, None)
+        bindings: dict[str, str | None] = {}
+        for name in names:
+            record = self._registry.resolve(name, consumer)
+            bindings[name] = record.plugin if record is not None else None
+        return bindings
+
+    def absence_reason(self, cap: Capability[Any] | str, consumer: str | None = None) -> str:
+        """Why ``consumer``'s handle on ``cap`` is absent (the text ``CapabilityAbsent`` carries)."""
+        name = cap if isinstance(cap, str) else cap.name
+        return self._registry.absence_reason(name, consumer or self.default_consumer)
 
     def providers(self, cap: Capability[Any] | str) -> list[str]:
         """Active providers of a capability, best first (priority, then load order)."""
@@ -611,6 +677,7 @@ class Host:
                     error=entry.error,
                     provides=[c.name for c in entry.provides()],
                     bindings=bindings,
+                    label=_label(entry.plugin),
                 )
             )
         return infos

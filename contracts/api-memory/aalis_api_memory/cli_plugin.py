@@ -24,6 +24,7 @@ from aalis_schema_message import Message
 from aalis_api_memory.capabilities import compression, memory
 from aalis_api_memory.clearing import ClearResult, ClearType, clear_types, run_clear
 from aalis_api_memory.compression import SummaryRecord
+from aalis_api_memory.undo import UndoError, UndoOutcome, undo_last_turn
 from aalis_core.markers import hookimpl
 from aalis_core.plugin import Plugin
 
@@ -247,6 +248,9 @@ async def _clear(session_id: str | None, types: Sequence[str] | None) -> list[Cl
     from aalis_core.cli import open_host
 
     async with open_host() as host:
+        # A clear without the store would report "cleared" for the other types while the
+        # history stays on disk: refuse with the reason the store is absent instead.
+        _service(host)
         if session_id is None:
             return await run_clear(host, "all", None, types)
         return await run_clear(host, "session", session_id, types)
@@ -388,6 +392,35 @@ def metadata_delete_command(namespace: str, key: str) -> None:
         click.echo(f"deleted {namespace}/{key}")
 
 
+# -- undo ---------------------------------------------------------------------------------
+
+
+async def _undo(session_id: str) -> UndoOutcome:
+    from aalis_core.cli import open_host
+
+    async with open_host() as host:
+        try:
+            return await undo_last_turn(_service(host), session_id, host.emit)
+        except UndoError as exc:
+            raise CommandError(str(exc)) from None
+
+
+@click.command("undo")
+@click.argument("session_id", metavar="SESSION")
+def undo_command(session_id: str) -> None:
+    """Delete the last turn of SESSION (its newest user message and what followed).
+
+    Archived copies go too, and every plugin that derives data from the history (semantic
+    recall, summaries) is told through the change events.
+    """
+    from aalis_core.cli import run_async
+
+    outcome = run_async(_undo(session_id))
+    click.echo(f"undone: {len(outcome.messages)} messages deleted from session {session_id!r}")
+    for message in outcome.messages:
+        click.echo(f"  {_message_line(message)}")
+
+
 # -- the plugin ---------------------------------------------------------------------------
 
 COMMANDS: tuple[click.Command, ...] = (
@@ -395,16 +428,18 @@ COMMANDS: tuple[click.Command, ...] = (
     sessions_command,
     clear_command,
     metadata_group,
+    undo_command,
 )
 
 
 def register(cli: click.Group) -> None:
     """Add the memory commands (and export/import/migrate) to the ``aalis`` group."""
-    from aalis_api_memory import cli_transfer
+    from aalis_api_memory import cli_backup, cli_transfer
 
     for command in COMMANDS:
         cli.add_command(command)
     cli_transfer.register(cli)
+    cli.add_command(cli_backup.backup_command)
 
 
 class MemoryCli(Plugin):
@@ -426,4 +461,5 @@ __all__ = [
     "metadata_group",
     "register",
     "sessions_command",
+    "undo_command",
 ]

@@ -121,7 +121,7 @@ def top_k(scores: npt.NDArray[np.floating[Any]], k: int) -> npt.NDArray[np.intp]
     n = len(scores)
     if k >= n:
         return np.argsort(-scores, kind="stable")
-    part = np.argpartition(-scores, k - 1)[:k]
+    part = np.argpartition(scores, n - k)[n - k :]
     return part[np.argsort(-scores[part], kind="stable")]
 
 
