@@ -225,6 +225,7 @@ def test_toml_blocks_are_valid_configuration(block: Block, monkeypatch: pytest.M
     from aalis_core import Host
 
     monkeypatch.setenv("AALIS_MONGODB_URI", "mongodb://user:secret@127.0.0.1:1/")
+    monkeypatch.setenv("AALIS_POSTGRES_URI", "postgresql://user:secret@127.0.0.1:1/agents")
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     Host(data)  # discovers the installed plugins and validates every table; starts nothing
 

