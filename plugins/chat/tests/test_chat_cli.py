@@ -61,11 +61,13 @@ def test_chat_on_the_embedded_default(
     second = out.index("you> /history", out.index("you> /compress"))
     after = out[second + 1 : out.index("you> Book a hotel near the river.")]
     assert after[0] == "summary (extractive):"
-    assert (
-        after[1]
-        == "  [Extractive summary: key sentences selected offline by word frequency; no model wrote it.]"
+    assert after[1] == (
+        "  [Extractive summary: sentences quoted offline from the conversation, what the user"
+        " said first; no model wrote it.]"
     )
     assert any("Lisbon" in line for line in after[2:-1])
+    # the user's words, not the stand-in's notice and echo
+    assert not any("stand-in" in line for line in after[2:-1])
     assert after[-1] == "-- [4 earlier messages compressed into the summary] --"
     # /clear -t summary: one row, the summary only
     assert (
