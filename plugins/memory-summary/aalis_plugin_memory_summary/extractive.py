@@ -348,10 +348,10 @@ def shape_of(text: str) -> str:
     return _BLANKS.sub(" ", text).strip()
 
 
-def signals_of(text: str) -> float:
+def signals_of(text: str, strong: float | None = None) -> float:
     """``1 +`` the fact signals a sentence carries (docstring of the module, step 4)."""
     lower = text.lower()
-    value = 1.0 + fact_signals(text, lower)
+    value = 1.0 + (fact_signals(text, lower) if strong is None else strong)
     if _FIRST_PERSON_EN.search(lower) or "我" in text:
         value += FIRST_PERSON_SIGNAL
     if text.rstrip().endswith(("?", "？")) and not _DIGITS.search(text):  # noqa: RUF001
@@ -376,9 +376,9 @@ def fact_signals(text: str, lower: str | None = None) -> float:
     return value
 
 
-def is_small_talk(text: str, units: frozenset[str]) -> bool:
+def is_small_talk(text: str, units: frozenset[str], strong: float | None = None) -> bool:
     """No fact signal and little content ("Sorry, I got distracted.", "让我想一想。")."""
-    if fact_signals(text):
+    if fact_signals(text) if strong is None else strong:
         return False
     size = sum(0.5 if _CJK_CHAR.match(unit) else 1.0 for unit in units)
     return size < SMALL_TALK_UNITS
@@ -417,9 +417,10 @@ def _sentences(
         sources.append((number, role, text, 1.0))
         number += 1
 
-    sentences: list[_Sentence] = []
+    # Pass 1: sentences, their cost and shape. Shapes are counted before anything else is
+    # computed, so boilerplate (half of a chat with the stand-in) costs no further work.
+    pieces: list[tuple[str, str, float, str, int]] = []  # role, text, scale, shape, cost
     shapes_in: dict[str, set[int]] = {}
-    shape_of_sentence: list[str] = []
     total_tokens = user_tokens = 0
     for message, role, text, scale in sources:
         for piece in split_sentences(text):
@@ -427,28 +428,33 @@ def _sentences(
             total_tokens += cost
             if role == "user":
                 user_tokens += cost
-            weight = _role_weight(role) * scale * signals_of(piece)
-            # Quoted text in a reply is someone else's words (the stand-in's echo of the
-            # user): it adds no information of the reply's own.
-            units = units_of(piece if role == "user" else _QUOTED.sub(" ", piece))
-            sentences.append(
-                _Sentence(
-                    len(sentences),
-                    role,
-                    piece,
-                    units,
-                    cost + LINE_OVERHEAD,
-                    weight,
-                    small_talk=is_small_talk(piece, units),
-                )
-            )
             shape = shape_of(piece)
-            shape_of_sentence.append(shape)
             shapes_in.setdefault(shape, set()).add(message)
-    for sentence, shape in zip(sentences, shape_of_sentence, strict=True):
+            pieces.append((role, piece, scale, shape, cost))
+
+    # Pass 2: units and weights of what can be chosen.
+    sentences: list[_Sentence] = []
+    for order, (role, piece, scale, shape, cost) in enumerate(pieces):
         # What the user says in one shape is still different facts ("room 12", "room 14").
-        sentence.boilerplate = (
-            sentence.role != "user" and len(shapes_in[shape]) >= BOILERPLATE_MESSAGES
+        if role != "user" and len(shapes_in[shape]) >= BOILERPLATE_MESSAGES:
+            sentences.append(
+                _Sentence(order, role, piece, frozenset(), cost + LINE_OVERHEAD, 0.0, True)
+            )
+            continue
+        # Quoted text in a reply is someone else's words (the stand-in's echo of the user):
+        # it adds no information of the reply's own.
+        units = units_of(piece if role == "user" else _QUOTED.sub(" ", piece))
+        strong = fact_signals(piece)
+        sentences.append(
+            _Sentence(
+                order,
+                role,
+                piece,
+                units,
+                cost + LINE_OVERHEAD,
+                _role_weight(role) * scale * signals_of(piece, strong),
+                small_talk=is_small_talk(piece, units, strong),
+            )
         )
     return sentences, total_tokens, user_tokens
 
