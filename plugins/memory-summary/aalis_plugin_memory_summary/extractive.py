@@ -29,9 +29,11 @@ docs/compression.md):
 5. **Selection**, greedy by value per square root of its tokens (lazily re-scored, so the
    cost stays ``O(n log n)`` in sentences): a chosen sentence covers its units, so an echo or
    a restatement of something chosen is worth nothing afterwards. The budget is a quarter of
-   the input's estimated tokens plus a quarter of the user's, at least 240 and at most 800;
-   it is filled while any sentence still adds information. If nothing qualifies (only
-   boilerplate), the single best sentence is taken, so the summary is never empty.
+   the new messages' estimated tokens plus a quarter of the user's words in them, plus the
+   previous summary's size (a cumulative summary grows with the facts instead of shrinking at
+   each compression), at least 240 and at most 800 tokens; it is filled while any sentence
+   still adds information. If nothing qualifies (only boilerplate), the single best sentence
+   is taken, so the summary is never empty.
 6. **Output**, in original order (previous summary first), each line with its speaker, under
    a first line that says it is extractive; ``SummaryRecord.model`` is ``"extractive"``.
    Nothing is kept verbatim (keep = []). A later compression reads its own lines back (and
@@ -405,8 +407,8 @@ def _role_weight(role: str) -> float:
 
 def _sentences(
     previous: str | None, items: Sequence[tuple[str, str]]
-) -> tuple[list[_Sentence], int, int]:
-    """Every sentence with its units and weight; also the input's tokens and the user's."""
+) -> tuple[list[_Sentence], int]:
+    """Every sentence with its units and weight, and the summary's budget in tokens."""
     sources: list[tuple[int, str, str, float]] = []  # (message number, role, text, scale)
     number = 0
     if previous and previous.strip():
@@ -421,13 +423,16 @@ def _sentences(
     # computed, so boilerplate (half of a chat with the stand-in) costs no further work.
     pieces: list[tuple[str, str, float, str, int]] = []  # role, text, scale, shape, cost
     shapes_in: dict[str, set[int]] = {}
-    total_tokens = user_tokens = 0
+    total_tokens = user_tokens = previous_tokens = 0
     for message, role, text, scale in sources:
         for piece in split_sentences(text):
             cost = estimate_text_tokens(piece)
-            total_tokens += cost
-            if role == "user":
-                user_tokens += cost
+            if scale == CARRIED_WEIGHT:
+                previous_tokens += cost + LINE_OVERHEAD
+            else:
+                total_tokens += cost
+                if role == "user":
+                    user_tokens += cost
             shape = shape_of(piece)
             shapes_in.setdefault(shape, set()).add(message)
             pieces.append((role, piece, scale, shape, cost))
@@ -456,12 +461,16 @@ def _sentences(
                 small_talk=is_small_talk(piece, units, strong),
             )
         )
-    return sentences, total_tokens, user_tokens
+    return sentences, budget_for(total_tokens, user_tokens, previous_tokens)
 
 
-def budget_for(total_tokens: int, user_tokens: int) -> int:
-    """Tokens the summary may fill: a quarter of the input plus a quarter of the user's words."""
-    return min(MAX_BUDGET, max(MIN_BUDGET, (total_tokens + user_tokens) // 4))
+def budget_for(total_tokens: int, user_tokens: int, previous_tokens: int = 0) -> int:
+    """Tokens the summary may fill: the previous summary's size (a cumulative summary grows
+    with the facts, it does not shrink at every compression), plus a quarter of the new
+    messages and a quarter of what the user said in them; at least ``MIN_BUDGET``, at most
+    ``MAX_BUDGET``."""
+    new = (total_tokens + user_tokens) // 4
+    return min(MAX_BUDGET, max(MIN_BUDGET, previous_tokens + new))
 
 
 def select(sentences: Sequence[_Sentence], budget: int) -> list[_Sentence]:
@@ -508,10 +517,10 @@ def select(sentences: Sequence[_Sentence], budget: int) -> list[_Sentence]:
 
 def summarise(previous: str | None, items: Sequence[tuple[str, str]]) -> str:
     """An extractive summary of ``items`` (role, text) merged with ``previous``."""
-    sentences, total_tokens, user_tokens = _sentences(previous, items)
+    sentences, budget = _sentences(previous, items)
     if not sentences:
         return ""
-    chosen = select(sentences, budget_for(total_tokens, user_tokens))
+    chosen = select(sentences, budget)
     body = "\n".join(f"- {s.role}: {s.text}" for s in chosen)
     return f"{HEADER}\n{body}"
 

@@ -101,6 +101,20 @@ def test_the_budget_grows_with_what_the_user_said() -> None:
     assert budget_for(100, 0) == MIN_BUDGET
     assert budget_for(2000, 1000) == 750
     assert budget_for(100_000, 50_000) == MAX_BUDGET
+    # a cumulative summary keeps its size and adds room for the new messages
+    assert budget_for(400, 200, previous_tokens=500) == 650
+    assert budget_for(400, 200, previous_tokens=790) == MAX_BUDGET
+
+
+def test_facts_survive_many_cumulative_compressions() -> None:
+    summary: str | None = None
+    facts = [f"My locker number {i} code is {1000 + i * 37}." for i in range(30)]
+    for start in range(0, len(facts), 5):  # six compressions of five facts each
+        summary = summarise(summary, with_standin(facts[start : start + 5]))
+    assert summary is not None
+    assert summary.count(HEADER) == 1
+    for fact in facts:
+        assert fact in summary
 
 
 def test_sentences_are_not_cut_at_titles() -> None:
