@@ -31,6 +31,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import _luhn_summariser
+import _sumy_summariser
 from _harness import Report, parse_args, print_table, run, scratch_dir
 from summary_quality_data import CONVERSATIONS, QUICK, REPLIES, Conversation
 
@@ -45,14 +46,16 @@ COMPRESS_EVERY = 20
 
 @contextlib.contextmanager
 def summariser(contender: str) -> Iterator[None]:
-    """Run the service with the ``new`` (shipped) or the ``old`` extractive algorithm."""
+    """Run the service with the ``new`` (shipped) extractive algorithm or another one."""
     from aalis_plugin_memory_summary import extractive
 
     if contender == "new":
         yield
         return
     shipped = extractive.summarise
-    extractive.summarise = _luhn_summariser.summarise
+    extractive.summarise = (
+        _luhn_summariser.summarise if contender == "old" else _sumy_summariser.summariser(contender)
+    )
     try:
         yield
     finally:
@@ -150,6 +153,8 @@ async def compress_conversation(
 async def main(args: argparse.Namespace) -> None:
     conversations = [c for c in CONVERSATIONS if not args.quick or c.name in QUICK]
     backend = args.backend
+    missing_sumy = _sumy_summariser.available()
+    contenders = CONTENDERS if missing_sumy else (*CONTENDERS, *_sumy_summariser.NAMES)
     report = Report(
         NAME,
         args,
@@ -161,16 +166,18 @@ async def main(args: argparse.Namespace) -> None:
             "contenders": {
                 "new": "memory-summary extractive (shipped, offline default)",
                 "old": "frequency summariser before it (benchmarks/_luhn_summariser.py)",
+                "lexrank": "sumy LexRank ranking, same sentences/words/budget (when installed)",
+                "textrank": "sumy TextRank ranking, same sentences/words/budget (when installed)",
             },
         },
     )
-    totals = {c: 0 for c in CONTENDERS}
+    totals = {c: 0 for c in contenders}
     total_facts = 0
     rows = []
     with scratch_dir(NAME) as workdir:
         for index, conversation in enumerate(conversations):
             outcome: dict[str, dict[str, Any]] = {}
-            for contender in CONTENDERS:
+            for contender in contenders:
                 place = workdir / f"{index}-{contender}"
                 place.mkdir()
                 outcome[contender] = await compress_conversation(
@@ -178,7 +185,7 @@ async def main(args: argparse.Namespace) -> None:
                 )
             facts = len(conversation.facts)
             total_facts += facts
-            for contender in CONTENDERS:
+            for contender in contenders:
                 totals[contender] += len(outcome[contender]["retained"])
             report.row(
                 conversation=conversation.name,
@@ -190,11 +197,10 @@ async def main(args: argparse.Namespace) -> None:
                 compressions=outcome["new"]["compressions"],
                 **{
                     f"{c}_{key}": outcome[c][key]
-                    for c in CONTENDERS
+                    for c in contenders
                     for key in ("retained", "missing", "summary_chars", "model")
                 },
-                old_share=round(len(outcome["old"]["retained"]) / facts, 3),
-                new_share=round(len(outcome["new"]["retained"]) / facts, 3),
+                **{f"{c}_share": round(len(outcome[c]["retained"]) / facts, 3) for c in contenders},
                 new_summary=outcome["new"]["summary"],
                 old_summary=outcome["old"]["summary"],
             )
@@ -206,14 +212,13 @@ async def main(args: argparse.Namespace) -> None:
                     outcome["new"]["messages"],
                     outcome["new"]["compressions"],
                     facts,
-                    f"{len(outcome['old']['retained'])}/{facts}",
-                    f"{len(outcome['new']['retained'])}/{facts}",
+                    *(f"{len(outcome[c]['retained'])}/{facts}" for c in contenders),
                     outcome["old"]["summary_chars"],
                     outcome["new"]["summary_chars"],
                     ", ".join(outcome["new"]["missing"]) or "-",
                 ]
             )
-    overall = {c: totals[c] / total_facts if total_facts else math.nan for c in CONTENDERS}
+    overall = {c: totals[c] / total_facts if total_facts else math.nan for c in contenders}
     rows.append(
         [
             "overall",
@@ -222,8 +227,7 @@ async def main(args: argparse.Namespace) -> None:
             "",
             "",
             total_facts,
-            f"{overall['old']:.1%}",
-            f"{overall['new']:.1%}",
+            *(f"{overall[c]:.1%}" for c in contenders),
             "",
             "",
             "",
@@ -238,8 +242,7 @@ async def main(args: argparse.Namespace) -> None:
             "msgs",
             "compr.",
             "facts",
-            "old",
-            "new",
+            *contenders,
             "old chars",
             "new chars",
             "new misses",
@@ -249,10 +252,10 @@ async def main(args: argparse.Namespace) -> None:
     for language in ("en", "zh"):
         of = [r for r in report.data["results"] if r["language"] == language]
         facts = sum(r["facts"] for r in of)
-        for contender in CONTENDERS:
+        for contender in contenders:
             kept = sum(len(r[f"{contender}_retained"]) for r in of)
             report.ratio(f"{contender}_share_{language}", round(kept / facts, 3) if facts else None)
-    for contender in CONTENDERS:
+    for contender in contenders:
         report.ratio(f"{contender}_share_overall", round(overall[contender], 3))
     report.target(
         "facts retained by the offline default (summary + kept originals)",
@@ -261,6 +264,8 @@ async def main(args: argparse.Namespace) -> None:
         overall["new"] >= TARGET,
     )
     report.note("a model-written summary is not measured: no model is reachable from this machine")
+    if missing_sumy:
+        report.note(f"sumy's LexRank and TextRank not measured: {missing_sumy}")
     report.finish()
 
 
