@@ -8,6 +8,9 @@ compression would (each summary is cumulative: it merges the previous one). A fa
 pattern matches the final summary or a message still active (kept originals, anything after
 the split).
 
+The conversations of ``HELD_OUT`` were written after the summariser's weights were last
+changed and never used to tune them; their share is reported apart (``*_share_held_out``).
+
 Contenders, in the same run on the same conversations:
 
 - ``new``: memory-summary's extractive summariser as shipped (the offline default);
@@ -33,7 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _luhn_summariser
 import _sumy_summariser
 from _harness import Report, parse_args, print_table, run, scratch_dir
-from summary_quality_data import CONVERSATIONS, QUICK, REPLIES, Conversation
+from summary_quality_data import CONVERSATIONS, HELD_OUT, QUICK, REPLIES, Conversation
 
 NAME = "summary_quality"
 TARGET = 0.9
@@ -151,7 +154,8 @@ async def compress_conversation(
 
 
 async def main(args: argparse.Namespace) -> None:
-    conversations = [c for c in CONVERSATIONS if not args.quick or c.name in QUICK]
+    conversations = [c for c in (*CONVERSATIONS, *HELD_OUT) if not args.quick or c.name in QUICK]
+    held_out = {c.name for c in HELD_OUT}
     backend = args.backend
     missing_sumy = _sumy_summariser.available()
     contenders = CONTENDERS if missing_sumy else (*CONTENDERS, *_sumy_summariser.NAMES)
@@ -191,6 +195,7 @@ async def main(args: argparse.Namespace) -> None:
                 conversation=conversation.name,
                 language=conversation.language,
                 replies=conversation.replies,
+                held_out=conversation.name in held_out,
                 user_lines=len(conversation.lines),
                 facts=facts,
                 messages=outcome["new"]["messages"],
@@ -206,7 +211,7 @@ async def main(args: argparse.Namespace) -> None:
             )
             rows.append(
                 [
-                    conversation.name,
+                    conversation.name + (" (held out)" if conversation.name in held_out else ""),
                     conversation.language,
                     conversation.replies,
                     outcome["new"]["messages"],
@@ -255,6 +260,13 @@ async def main(args: argparse.Namespace) -> None:
         for contender in contenders:
             kept = sum(len(r[f"{contender}_retained"]) for r in of)
             report.ratio(f"{contender}_share_{language}", round(kept / facts, 3) if facts else None)
+    unseen = [r for r in report.data["results"] if r["held_out"]]
+    unseen_facts = sum(r["facts"] for r in unseen)
+    for contender in contenders:
+        kept = sum(len(r[f"{contender}_retained"]) for r in unseen)
+        report.ratio(
+            f"{contender}_share_held_out", round(kept / unseen_facts, 3) if unseen_facts else None
+        )
     for contender in contenders:
         report.ratio(f"{contender}_share_overall", round(overall[contender], 3))
     report.target(

@@ -783,7 +783,105 @@ CONVERSATIONS: tuple[Conversation, ...] = (
     ),
 )
 
+#: Written after the summariser's signals and weights were last changed, and never used to tune
+#: them: their figure is reported on its own as the held-out check.
+HELD_OUT: tuple[Conversation, ...] = (
+    en(
+        "tax-advisor",
+        "standin",
+        (
+            "Hi, I'm Greta Lindholm and I need help with my taxes this year.",
+            "I'm self-employed as a translator since last spring.",
+            "My turnover was roughly 52,000 euros.",
+            "My accountant, Mr. Osei, wants the receipts by the end of February.",
+            "I also rent out a room in my flat in Ghent for 450 euros a month.",
+            "The tax office reference on my letter is BE-77-30412.",
+            "I forgot to declare a 1,200 euro laptop purchase.",
+            "Please don't suggest any crypto schemes.",
+            "Do I need to keep paper copies?",
+        ),
+        (
+            F("name", r"Greta Lindholm"),
+            F("job", r"translator"),
+            F("turnover", r"52,000 euros"),
+            F("accountant", r"Osei"),
+            F("deadline", r"end of February"),
+            F("city", r"Ghent"),
+            F("rent", r"450 euros"),
+            F("reference", r"BE-77-30412"),
+            F("laptop", r"1,200 euro"),
+            F("constraint", r"crypto"),
+        ),
+        every=1,
+    ),
+    en(
+        "pet-sitter",
+        "chatty",
+        (
+            "We're away next weekend and need someone for our dog, Biscuit.",
+            "She's a 4-year-old beagle and eats twice a day, 8 am and 6 pm.",
+            "She takes half a tablet of Apoquel with breakfast.",
+            "The vet is Riverside Vets, their number is 01632 960 321.",
+            "Biscuit must never be off the lead near the canal.",
+            "Our neighbour Farid has a spare key at number 14.",
+            "We leave on Friday the 9th and come back Monday the 12th.",
+            "We'd pay 40 pounds per day.",
+            "Is that a fair rate?",
+        ),
+        (
+            F("dog", r"Biscuit"),
+            F("breed", r"beagle"),
+            F("meals", r"6 pm"),
+            F("medicine", r"Apoquel"),
+            F("vet", r"Riverside Vets"),
+            F("vet-phone", r"01632 960 321"),
+            F("constraint", r"canal"),
+            F("neighbour", r"Farid"),
+            F("dates", r"the 9th"),
+            F("rate", r"40 pounds"),
+        ),
+    ),
+    zh(
+        "装修",
+        "standin",
+        (
+            "你好，我是孙悦，准备装修新房子。",
+            "房子在武汉光谷，面积98平米。",
+            "装修预算是25万元，不能超。",
+            "我先生姓郑，他对甲醛特别敏感，一定要环保材料。",
+            "装修公司是家和装饰，负责人叫老周。",
+            "合同约定10月15日开工。",
+            "必须在明年春节前完工。",
+            "我的电话是150 2727 3131。",
+            "地板用木的好还是瓷砖好？",
+        ),
+        (
+            F("name", r"孙悦"),
+            F("city", r"光谷"),
+            F("size", r"98平米"),
+            F("budget", r"25万元"),
+            F("husband", r"郑"),
+            F("constraint", r"甲醛"),
+            F("company", r"家和装饰"),
+            F("contact", r"老周"),
+            F("start", r"10月15日"),
+            F("deadline", r"春节前"),
+            F("phone", r"150 2727 3131"),
+        ),
+        every=1,
+    ),
+)
+
 #: The ``--quick`` subset: both languages, every reply style.
 QUICK = ("trip-to-berlin", "wedding-planning", "出差北京", "生日礼物")
 
-__all__ = ["CONVERSATIONS", "FILLER_EN", "FILLER_ZH", "QUICK", "REPLIES", "Conversation", "Fact"]
+__all__ = [
+    "CONVERSATIONS",
+    "FILLER_EN",
+    "FILLER_ZH",
+    "HELD_OUT",
+    "QUICK",
+    "REPLIES",
+    "Conversation",
+    "Fact",
+]
