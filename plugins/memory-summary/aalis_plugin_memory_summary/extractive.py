@@ -409,14 +409,14 @@ def _sentences(
     previous: str | None, items: Sequence[tuple[str, str]]
 ) -> tuple[list[_Sentence], int]:
     """Every sentence with its units and weight, and the summary's budget in tokens."""
-    sources: list[tuple[int, str, str, float]] = []  # (message number, role, text, scale)
+    sources: list[tuple[int, str, str, bool]] = []  # (message number, role, text, carried)
     number = 0
     if previous and previous.strip():
         for role, text in _previous_items(previous):
-            sources.append((number, role, text, CARRIED_WEIGHT))
+            sources.append((number, role, text, True))
             number += 1
     for role, text in items:
-        sources.append((number, role, text, 1.0))
+        sources.append((number, role, text, False))
         number += 1
 
     # Pass 1: sentences, their cost and shape. Shapes are counted before anything else is
@@ -424,10 +424,11 @@ def _sentences(
     pieces: list[tuple[str, str, float, str, int]] = []  # role, text, scale, shape, cost
     shapes_in: dict[str, set[int]] = {}
     total_tokens = user_tokens = previous_tokens = 0
-    for message, role, text, scale in sources:
+    for message, role, text, carried in sources:
+        scale = CARRIED_WEIGHT if carried else 1.0
         for piece in split_sentences(text):
             cost = estimate_text_tokens(piece)
-            if scale == CARRIED_WEIGHT:
+            if carried:
                 previous_tokens += cost + LINE_OVERHEAD
             else:
                 total_tokens += cost
