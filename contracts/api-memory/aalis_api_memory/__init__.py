@@ -24,6 +24,13 @@ from aalis_api_memory.compression import (
     compression_due,
     compression_line,
 )
+from aalis_api_memory.exact import (
+    ArchiveConflict,
+    ExactArchiving,
+    HistorySnapshot,
+    MetadataGuard,
+    has_exact_archiving,
+)
 from aalis_api_memory.holds import HeldMemory
 from aalis_api_memory.service import OPTIONAL_METHODS, MemoryService
 from aalis_api_memory.types import (
@@ -41,6 +48,7 @@ __all__ = [
     "CONTEXT_CLEAR_TYPE",
     "OPTIONAL_METHODS",
     "REASON_CODES",
+    "ArchiveConflict",
     "ClearRequest",
     "ClearResult",
     "ClearType",
@@ -49,9 +57,12 @@ __all__ = [
     "CompressionService",
     "CompressionUsage",
     "Delete",
+    "ExactArchiving",
     "HeldMemory",
+    "HistorySnapshot",
     "MemoryService",
     "MetadataEntry",
+    "MetadataGuard",
     "MetadataOp",
     "Put",
     "RecentMessageRecord",
@@ -66,6 +77,7 @@ __all__ = [
     "compression",
     "compression_due",
     "compression_line",
+    "has_exact_archiving",
     "history_cleared",
     "memory",
     "resolve_types",

@@ -21,8 +21,9 @@ from typing import TYPE_CHECKING, Any
 import click
 from aalis_schema_message import Message
 
-from aalis_api_memory.capabilities import memory
+from aalis_api_memory.capabilities import compression, memory
 from aalis_api_memory.clearing import ClearResult, ClearType, clear_types, run_clear
+from aalis_api_memory.compression import SummaryRecord
 from aalis_core.markers import hookimpl
 from aalis_core.plugin import Plugin
 
@@ -96,7 +97,9 @@ class _Limit(click.ParamType):  # type: ignore[type-arg]
 # -- history ------------------------------------------------------------------------------
 
 
-async def _history(session_id: str, full: bool, limit: float | None) -> list[Message]:
+async def _history(
+    session_id: str, full: bool, limit: float | None
+) -> tuple[list[Message], SummaryRecord | None]:
     from aalis_core.cli import open_host
 
     async with open_host() as host:
@@ -106,7 +109,30 @@ async def _history(session_id: str, full: bool, limit: float | None) -> list[Mes
             messages: list[Message] = await service.get_full_history(session_id, limit)
         else:
             messages = await service.get_history(session_id, limit)
-        return messages
+        return messages, await _summary(host, session_id)
+
+
+async def _summary(host: Host, session_id: str) -> SummaryRecord | None:
+    """The summary a prompt builder sends before the history, through ``compression``.
+
+    Read through the capability (this contract cannot import the plugin that writes it), so
+    it is whatever the active compression provider calls the session's summary.
+    """
+    handle = host.capability(compression)
+    if not handle.present:
+        return None
+    try:
+        record = await handle.use.summary(session_id)
+    except Exception as exc:  # a broken provider must not hide the history itself
+        click.echo(f"warning: the summary could not be read: {exc}", err=True)
+        return None
+    return record if isinstance(record, SummaryRecord) else None
+
+
+def _summary_lines(record: SummaryRecord) -> list[str]:
+    span = f"{_when(record.covered_from)} .. {_when(record.covered_to)}"
+    lines = record.text.splitlines() or [""]
+    return [f"summary (by {record.model}, covers {span}):", *(f"    {line}" for line in lines)]
 
 
 @click.command("history")
@@ -122,13 +148,16 @@ async def _history(session_id: str, full: bool, limit: float | None) -> list[Mes
 )
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON array of messages.")
 def history_command(session_id: str, full: bool, limit: float | None, as_json: bool) -> None:
-    """Show the history of SESSION, oldest first."""
+    """Show the history of SESSION, oldest first, after the summary the model sees."""
     from aalis_core.cli import run_async
 
-    messages = run_async(_history(session_id, full, limit))
+    messages, summary = run_async(_history(session_id, full, limit))
     if as_json:
         click.echo(json.dumps([m.to_json() for m in messages], ensure_ascii=False, indent=2))
         return
+    if summary is not None:
+        for line in _summary_lines(summary):
+            click.echo(line)
     if not messages:
         click.echo(f"no messages in session {session_id!r}", err=True)
         return

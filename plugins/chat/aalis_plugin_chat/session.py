@@ -28,6 +28,7 @@ from aalis_schema_message import Message, now_ms
 from aalis_core.capability import CapabilityAbsent
 from aalis_plugin_chat.config import ChatConfig
 from aalis_plugin_chat.standin import StandInModel
+from aalis_plugin_chat.turns import conversation_turns
 
 HELP = """\
 Commands:
@@ -168,7 +169,9 @@ class ChatSession:
             trimmed=trimmed,
             history_messages=total,
         )
-        return [*head, *chosen], usage, used
+        # Strict chat templates: no assistant first, no two user messages in a row (turns.py).
+        turns, earlier = conversation_turns(chosen)
+        return [*head, *([earlier] if earlier is not None else []), *turns], usage, used
 
     async def _summary(self) -> str | None:
         handle = self._caps.compression

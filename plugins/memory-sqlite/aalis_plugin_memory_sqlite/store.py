@@ -17,6 +17,13 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import structlog
+from aalis_api_memory.exact import (
+    HistorySnapshot,
+    MetadataGuard,
+    check_guard,
+    check_ids,
+    check_marker,
+)
 from aalis_api_memory.types import (
     MetadataEntry,
     MetadataOp,
@@ -46,6 +53,7 @@ from aalis_api_memory.validation import (
 )
 from aalis_schema_message import Message, now_ms
 
+from aalis_plugin_memory_sqlite import exact
 from aalis_plugin_memory_sqlite.codec import message_columns
 from aalis_plugin_memory_sqlite.config import SqliteConfig
 from aalis_plugin_memory_sqlite.engine import Engine, Limit, Row
@@ -236,6 +244,39 @@ class SqliteMemory:
     async def clear_session(self, session_id: str) -> None:
         check_session_id(session_id)
         await self._submit("clear_session", session_id)
+
+    # -- exact archiving (aalis_api_memory.exact; the SQL is in exact.py) -----------------
+
+    def _on_connection(self, fn: Callable[..., T], *args: Any) -> asyncio.Future[T]:
+        engine, worker = self._engine, self._worker
+        if engine is None or worker is None:
+            raise StoreClosed("the SQLite memory store is not open (await store.open() first)")
+        return worker.call(fn, engine.conn, *args)
+
+    async def history_snapshot(self, session_id: str) -> HistorySnapshot:
+        check_session_id(session_id)
+        report = self.engine._corrupt(session_id)
+        messages, ids = await self._on_connection(exact.history_snapshot, session_id, report)
+        return HistorySnapshot(tuple(messages), tuple(ids))
+
+    async def archive_exact(
+        self,
+        session_id: str,
+        ids: Sequence[str],
+        *,
+        guard: MetadataGuard,
+        marker: Message | None = None,
+    ) -> int:
+        check_session_id(session_id)
+        wanted = check_ids(ids)
+        checked = check_guard(guard)
+        stamp = check_marker(marker)
+        row = None
+        if stamp is not None:
+            row = message_columns(stamp, now_ms() if stamp.timestamp is None else stamp.timestamp)
+        return await self._on_connection(
+            exact.archive_exact, session_id, wanted, checked, row, now_ms()
+        )
 
     async def clear_all(self) -> None:
         await self._submit("clear_all")
