@@ -98,13 +98,16 @@ async def test_a_20_mb_reply_never_becomes_the_summary(make_env: Any) -> None:
 @pytest.mark.parametrize("backend_name", ["memory-inmemory"], indirect=True)
 async def test_the_cap_is_configurable(make_env: Any) -> None:
     async with make_env(summary={"max_reply_chars": 2_000}) as env:
+        # a question and its answer: a question still waiting for one is never compressed
         await env.save("s1", Message(role="user", content="hello", timestamp=1))
+        await env.save("s1", Message(role="assistant", content="hi", timestamp=2))
         env.model.replies.append(json.dumps({"summary": "y" * 1_900, "keep": []}))
         await env.service.compress("s1")
         record = await env.service.summary("s1")
         assert record is not None
         assert record.text == "y" * 1_900
-        await env.save("s1", Message(role="user", content="again", timestamp=2))
+        await env.save("s1", Message(role="user", content="again", timestamp=3))
+        await env.save("s1", Message(role="assistant", content="hi again", timestamp=4))
         env.model.replies.append(json.dumps({"summary": "z" * 2_100, "keep": []}))
         with pytest.raises(CompressionError, match="max_reply_chars"):
             await env.service.compress("s1")
