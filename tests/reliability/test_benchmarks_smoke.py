@@ -198,8 +198,10 @@ def test_compression_cost_compresses_every_size(run_benchmark: Any) -> None:
     assert [row["messages"] for row in rows] == sorted(row["messages"] for row in rows)
     assert len(rows) == 3
     for row in rows:
-        assert row["archived"] == row["messages"]  # the whole session went into the summary
-        assert row["active_after"] == 1  # the divider
+        # All of the session went into the summary but a last turn still open (a tool round
+        # without its answer stays active with its question), plus the divider.
+        assert row["archived"] >= row["messages"] - 10
+        assert row["archived"] + row["active_after"] == row["messages"] + 1
         assert row["cpu_us_per_message"] > 0
         assert row["wall_us_per_message"] > 0
     assert {t["name"].split(" ")[0] for t in report["targets"]} == {"cpu", "wall", "compress"}
