@@ -32,6 +32,12 @@ from aalis_api_memory.exact import (
     has_exact_archiving,
 )
 from aalis_api_memory.holds import HeldMemory
+from aalis_api_memory.prompt import (
+    PromptBlock,
+    PromptRequest,
+    collect_prompt_blocks,
+    insert_prompt_blocks,
+)
 from aalis_api_memory.service import OPTIONAL_METHODS, MemoryService
 from aalis_api_memory.types import (
     Delete,
@@ -43,6 +49,7 @@ from aalis_api_memory.types import (
     SessionInfo,
     StoredMessage,
 )
+from aalis_api_memory.undo import UndoError, UndoOutcome, undo_last_turn
 
 __all__ = [
     "CONTEXT_CLEAR_TYPE",
@@ -64,6 +71,8 @@ __all__ = [
     "MetadataEntry",
     "MetadataGuard",
     "MetadataOp",
+    "PromptBlock",
+    "PromptRequest",
     "Put",
     "RecentMessageRecord",
     "RecentMessagesQuery",
@@ -71,15 +80,20 @@ __all__ = [
     "StoredMessage",
     "SummaryRecord",
     "TextRef",
+    "UndoError",
+    "UndoOutcome",
     "UnknownClearType",
     "clear_metadata_namespaces",
     "clear_types",
+    "collect_prompt_blocks",
     "compression",
     "compression_due",
     "compression_line",
     "has_exact_archiving",
     "history_cleared",
+    "insert_prompt_blocks",
     "memory",
     "resolve_types",
     "run_clear",
+    "undo_last_turn",
 ]

@@ -19,8 +19,14 @@ from aalis_api_llm import ChatModel
 from aalis_api_memory import (
     CompressionError,
     CompressionUsage,
+    PromptBlock,
+    PromptRequest,
+    UndoError,
     UnknownClearType,
+    collect_prompt_blocks,
+    insert_prompt_blocks,
     run_clear,
+    undo_last_turn,
 )
 from aalis_api_memory.tokens import estimate_message_tokens, estimate_text_tokens
 from aalis_schema_message import Message, now_ms
@@ -35,6 +41,8 @@ Commands:
   /history              show the summary and the active messages of this session
   /clear [-t TYPE ...]  clear this session (every type, or only the named ones)
   /compress             summarise this session now
+  /undo                 delete the last turn (your last message and the reply)
+  /recall [QUERY]       search earlier conversations (no QUERY: what the last prompt got)
   /help                 this help
   /quit                 leave (so does end of input)"""
 
@@ -76,6 +84,9 @@ class ChatSession:
         self._config = config
         self.session_id = session_id
         self._stand_in = StandInModel(config.stand_in_context_window)
+        self._last_timestamp = 0
+        #: The blocks other plugins contributed to the last prompt (``/recall`` shows them).
+        self.last_contributions: list[PromptBlock] = []
 
     # -- what answers ---------------------------------------------------------------------
 
@@ -128,6 +139,10 @@ class ChatSession:
             return await self.clear(args)
         if name == "/compress":
             return await self.compress()
+        if name == "/undo":
+            return await self.undo()
+        if name == "/recall":
+            return await self.recall(" ".join(args))
         return Reply(err=[f"error: unknown command {name}; try /help"])
 
     # -- a turn ---------------------------------------------------------------------------
@@ -189,13 +204,18 @@ class ChatSession:
             user = Message(
                 role="user",
                 content=text,
-                timestamp=now_ms(),
+                timestamp=self._next_timestamp(),
                 metadata={"platform": self._config.platform},
             )
             await memory.save_message(self.session_id, user)
+            await self._announce_saved(user)
             prompt, usage, prompt_tokens = await self._prompt(memory)
         except Exception as exc:
             return Reply(err=[f"error: {_one_line(str(exc)) or type(exc).__name__}"])
+        prompt, extra_tokens = await self._with_contributions(
+            prompt, text, room=usage.token_budget - prompt_tokens
+        )
+        prompt_tokens += extra_tokens
         model = self.model
         try:
             result = await model.chat(prompt, max_tokens=self._config.max_reply_tokens)
@@ -206,8 +226,8 @@ class ChatSession:
         answer = Message(
             role="assistant",
             content=result.content,
-            timestamp=now_ms(),
-            metadata={"platform": self._config.platform, "model": str(model.id)},
+            timestamp=self._next_timestamp(),
+            metadata=self._reply_metadata(model),
         )
         try:
             await memory.save_message(self.session_id, answer)
@@ -216,6 +236,7 @@ class ChatSession:
                 out=[f"assistant> {result.content}"],
                 err=[f"error: the reply was not saved: {_one_line(str(exc))}"],
             )
+        await self._announce_saved(answer)
         if result.usage is not None:
             used = result.usage.prompt_tokens + result.usage.completion_tokens
         else:
@@ -226,7 +247,99 @@ class ChatSession:
         )
         return Reply(out=[f"assistant> {result.content}"])
 
+    def _reply_metadata(self, model: ChatModel) -> dict[str, Any]:
+        """The stand-in only echoes: its replies are marked so recall does not index them."""
+        metadata: dict[str, Any] = {"platform": self._config.platform, "model": str(model.id)}
+        if model is self._stand_in:
+            metadata["no_recall"] = True
+        return metadata
+
+    def _next_timestamp(self) -> int:
+        """Now, but strictly after the last message this session saved: messages are
+        deleted and indexed by timestamp, so two of them must never share one."""
+        self._last_timestamp = max(now_ms(), self._last_timestamp + 1)
+        return self._last_timestamp
+
+    async def _announce_saved(self, message: Message) -> None:
+        """Tell derived indexes (semantic recall) that ``message`` is stored."""
+        await self._emit("memory_messages_saved", session_id=self.session_id, messages=[message])
+
+    async def _with_contributions(
+        self, prompt: list[Message], query: str, *, room: int
+    ) -> tuple[list[Message], int]:
+        """``prompt`` with the blocks other plugins contribute, before the last user message,
+        and the tokens they add.
+
+        Blocks are taken in hook order while they fit in ``room`` (the tokens the history
+        left free), so a long recall never pushes the prompt past the model's window. A
+        contributor that fails or is slow is skipped (``collect_prompt_blocks`` contains
+        it), so the turn never fails because of one.
+        """
+        request = PromptRequest(
+            session_id=self.session_id,
+            query=query,
+            platform=self._config.platform,
+            history=tuple(prompt),
+        )
+        try:
+            blocks = await collect_prompt_blocks(
+                self._host, request, limit_s=self._config.contribution_timeout
+            )
+        except Exception:
+            blocks = []
+        fitting: list[PromptBlock] = []
+        added = 0
+        for block in blocks:
+            tokens = estimate_message_tokens(block.to_message())
+            if added + tokens > room:
+                continue
+            fitting.append(block)
+            added += tokens
+        self.last_contributions = fitting
+        return insert_prompt_blocks(prompt, fitting), added
+
     # -- slash commands -------------------------------------------------------------------
+
+    async def undo(self) -> Reply:
+        try:
+            outcome = await undo_last_turn(self._memory(), self.session_id, self._emit)
+        except UndoError as exc:
+            return Reply(err=[f"error: {exc}"])
+        except Exception as exc:
+            return Reply(err=[f"error: the undo failed: {_one_line(str(exc))}"])
+        reply = Reply(out=[f"undone: {len(outcome.messages)} messages deleted"])
+        for message in outcome.messages:
+            content = message.content if message.content is not None else "(tool call)"
+            reply.out.append(f"  {message.role}> {_one_line(content)}")
+        return reply
+
+    async def recall(self, query: str) -> Reply:
+        """``/recall QUERY``: what the ``recall`` provider finds; without a query, the blocks
+        contributed to the last prompt."""
+        if not query.strip():
+            if not self.last_contributions:
+                return Reply(out=["(nothing was added to the last prompt)"])
+            reply = Reply()
+            for block in self.last_contributions:
+                reply.out.append(f"from {block.source}:")
+                reply.out.extend(f"  {line}" for line in block.content.splitlines())
+            return reply
+        handle = self._caps.recall
+        if not handle.present:
+            return Reply(err=["error: no recall provider is active"])
+        try:
+            hits = await handle.use.recall(self.session_id, query, platform=self._config.platform)
+        except Exception as exc:
+            return Reply(err=[f"error: the recall failed: {_one_line(str(exc))}"])
+        if not hits:
+            return Reply(out=["(nothing recalled)"])
+        reply = Reply()
+        for hit in hits:
+            content = hit.message.content or ""
+            reply.out.append(
+                f"{hit.score:.3f} [{hit.session_id}] {hit.message.role}> {_one_line(content)}"
+            )
+        return reply
 
     async def history(self) -> Reply:
         reply = Reply()

@@ -661,6 +661,22 @@ class MongoMemory:
         await self._messages.insert_many(encoded, ordered=True)
         return len(encoded)
 
+    #: The largest message document MongoDB stores (16 MiB of BSON); ``aalis migrate``
+    #: checks every message against it before writing, so an oversize one is named up
+    #: front instead of failing half-way (docs/host/export-import.md).
+    max_message_bytes = MAX_DOCUMENT_BYTES
+
+    def message_bytes(self, session_id: str, message: Message) -> int:
+        """Size in bytes of the document ``message`` would be stored as (BSON)."""
+        timestamp = message.timestamp if message.timestamp is not None else now_ms()
+        doc = message_document(session_id, message, timestamp, archived=False)
+        doc["_id"] = ObjectId()
+        doc["seq"] = _UNBOUNDED  # an int64 field, as the real sequence number
+        try:
+            return len(bson.encode(doc))
+        except (bson.errors.InvalidDocument, OverflowError, UnicodeEncodeError) as exc:
+            raise ValueError(f"message cannot be stored in MongoDB: {exc}") from None
+
     # ---------------------------------------------------------------------------------
     # Metadata
     # ---------------------------------------------------------------------------------
