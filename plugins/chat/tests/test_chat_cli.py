@@ -235,4 +235,4 @@ def test_the_offline_summary_keeps_what_the_user_said(
         assert pattern in text, f"{fact!r} is not in the summary:\n{text}"
     assert STAND_IN not in text
     assert "You said" not in text
-    assert not any(talk in text for talk in SMALL_TALK)
+    assert not any(f"- user: {talk}" in text for talk in SMALL_TALK)
