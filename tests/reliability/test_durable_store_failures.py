@@ -209,7 +209,7 @@ def test_broken_store_is_named_and_nothing_lands_anywhere(workdir: Path, name: s
         commands += [
             ("history", "s"),
             ("export", "--all", "-o", "out.jsonl"),
-            ("clear", "--all"),
+            ("clear", "--all", "--yes"),
             ("metadata", "list"),
         ]
     for command in commands:

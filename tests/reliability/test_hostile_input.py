@@ -30,6 +30,9 @@ pytestmark = pytest.mark.timeout(300)
 
 EXAMPLES = 12
 MONGODB_EXAMPLES = 3
+# A real server on a unix socket: a round trip costs well under a millisecond, but every
+# example starts a host (a pool, a schema); half of SQLite's count keeps CI within budget.
+POSTGRES_EXAMPLES = 6
 
 # -- hostile values -------------------------------------------------------------------------
 
@@ -470,4 +473,15 @@ async def test_hostile_input_on_mongodb_is_stored_verbatim_or_refused_without_wr
     memory: Any, method: str, data: st.DataObject
 ) -> None:
     """Fewer examples: every call is a round trip to a server (nx-27017 in CI, ~20 ms each)."""
+    await _fuzz_one(memory, method, data)
+
+
+@pytest.mark.parametrize("backend_name", ["memory-postgres"])
+@pytest.mark.parametrize("method", sorted(CALLS))
+@_settings(POSTGRES_EXAMPLES)
+@given(data=st.data())
+async def test_hostile_input_on_postgres_is_stored_verbatim_or_refused_without_writing(
+    memory: Any, method: str, data: st.DataObject
+) -> None:
+    """NUL, which PostgreSQL's ``text`` refuses, must round-trip like any other character."""
     await _fuzz_one(memory, method, data)

@@ -22,7 +22,15 @@ import click
 from aalis_schema_message import Message
 
 from aalis_api_memory.capabilities import compression, memory
-from aalis_api_memory.clearing import ClearResult, ClearType, clear_types, run_clear
+from aalis_api_memory.clearing import (
+    CONTEXT,
+    ClearResult,
+    ClearType,
+    clear_types,
+    history_cleared,
+    resolve_types,
+    run_clear,
+)
 from aalis_api_memory.compression import SummaryRecord
 from aalis_api_memory.undo import UndoError, UndoOutcome, undo_last_turn
 from aalis_core.markers import hookimpl
@@ -95,6 +103,26 @@ class _Limit(click.ParamType):  # type: ignore[type-arg]
         return number
 
 
+class SessionId(click.ParamType):  # type: ignore[type-arg]
+    """A session id as commands take it: any non-empty string.
+
+    Refused here, at the command line, rather than by the store, so ``aalis history ""``
+    says what is wrong in click's usual way instead of reading an empty session.
+    """
+
+    name = "SESSION"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if not isinstance(value, str):
+            return value
+        if value == "":
+            self.fail("a session id must not be empty", param, ctx)
+        return value
+
+
+SESSION = SessionId()
+
+
 # -- history ------------------------------------------------------------------------------
 
 
@@ -137,7 +165,7 @@ def _summary_lines(record: SummaryRecord) -> list[str]:
 
 
 @click.command("history")
-@click.argument("session_id", metavar="SESSION")
+@click.argument("session_id", metavar="SESSION", type=SESSION)
 @click.option("--full", is_flag=True, help="Include archived (compressed) messages.")
 @click.option(
     "--limit",
@@ -262,8 +290,16 @@ def _result_line(row: ClearResult) -> str:
 
 
 @click.command("clear", cls=_ClearCommand)
-@click.option("--session", "-s", "session_id", metavar="SESSION", help="Clear this session.")
+@click.option(
+    "--session", "-s", "session_id", metavar="SESSION", type=SESSION, help="Clear this session."
+)
 @click.option("--all", "all_", is_flag=True, help="Clear every session.")
+@click.option(
+    "--yes",
+    "-y",
+    is_flag=True,
+    help="Do not ask before clearing every session (needed with --all when not on a terminal).",
+)
 @click.option(
     "--type",
     "-t",
@@ -272,21 +308,49 @@ def _result_line(row: ClearResult) -> str:
     metavar="TYPE",
     help="Clear only this type (repeatable); every type when omitted.",
 )
-def clear_command(session_id: str | None, all_: bool, types: tuple[str, ...]) -> None:
+def clear_command(session_id: str | None, all_: bool, yes: bool, types: tuple[str, ...]) -> None:
     """Clear one session (--session) or everything (--all) through every plugin.
 
-    Prints one line per result; exits with status 1 if any of them failed.
+    Prints one line per result; exits with status 1 if any of them failed, or if the
+    history was asked for and is not cleared. --all asks first on a terminal; scripts pass
+    --yes (without a terminal and without --yes it refuses).
     """
     from aalis_core.cli import run_async
 
     if (session_id is None) == (not all_):
         raise click.UsageError("give exactly one of --session SESSION or --all")
-    results = run_async(_clear(session_id, list(types) if types else None))
+    if all_ and not yes:
+        _confirm_clear_all()
+    wanted = list(types) if types else None
+    results = run_async(_clear(session_id, wanted))
     for row in results:
         click.echo(_result_line(row))
     if not results:
         click.echo("nothing was cleared: no plugin answered", err=True)
-    if any(not row.success for row in results) or not results:
+    failed = any(not row.success for row in results) or not results
+    resolved = resolve_types(wanted)
+    if (resolved is None or CONTEXT in resolved) and not history_cleared(results):
+        click.echo("the conversation history was NOT cleared (no successful context row)", err=True)
+        failed = True
+    if failed:
+        click.get_current_context().exit(1)
+
+
+def _interactive() -> bool:
+    """True when a person can answer a question (stdin is a terminal)."""
+    import sys
+
+    return sys.stdin.isatty()
+
+
+def _confirm_clear_all() -> None:
+    """Ask before clearing every session; without a terminal, refuse (scripts say --yes)."""
+    if not _interactive():
+        raise click.UsageError(
+            "clear --all removes every session; not on a terminal, so pass --yes to confirm"
+        )
+    if not click.confirm("Clear every session (and every type)?", default=False):
+        click.echo("Nothing cleared.", err=True)
         click.get_current_context().exit(1)
 
 

@@ -38,6 +38,7 @@ import click
 from aalis_schema_message import CONTROL_KINDS, Message, now_ms
 
 from aalis_api_memory.capabilities import memory
+from aalis_api_memory.cli_plugin import SESSION
 from aalis_api_memory.export_format import (
     FORMAT,
     FORMAT_VERSION,
@@ -796,7 +797,7 @@ def _plural(count: int, word: str, many: str | None = None) -> str:
 
 
 @click.command("export")
-@click.argument("session_id", metavar="SESSION", required=False)
+@click.argument("session_id", metavar="[SESSION]", required=False, type=SESSION)
 @click.option("--all", "all_", is_flag=True, help="Every session, and all metadata.")
 @click.option(
     "-o",

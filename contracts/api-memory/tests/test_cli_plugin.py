@@ -174,7 +174,7 @@ def test_clear_one_session_prints_one_line_per_row(seeded: Callable[..., Any]) -
 
 
 def test_clear_all_with_an_alias(seeded: Callable[..., Any]) -> None:
-    result = seeded("clear", "--all", "-t", "history")
+    result = seeded("clear", "--all", "--yes", "-t", "history")
     assert result.stdout.splitlines() == [
         "ok     context: every conversation history cleared [memory]"
     ]

@@ -63,11 +63,13 @@ def test_chat_on_the_embedded_default(
     second = out.index("you> /history", out.index("you> /compress"))
     after = out[second + 1 : out.index("you> Book a hotel near the river.")]
     assert after[0] == "summary (extractive):"
-    assert (
-        after[1]
-        == "  [Extractive summary: key sentences selected offline by word frequency; no model wrote it.]"
+    assert after[1] == (
+        "  [Extractive summary: sentences quoted offline from the conversation, what the user"
+        " said first; no model wrote it.]"
     )
     assert any("Lisbon" in line for line in after[2:-1])
+    # the user's words, not the stand-in's notice and echo
+    assert not any("stand-in" in line for line in after[2:-1])
     assert after[-1] == "-- [4 earlier messages compressed into the summary] --"
     # /clear -t summary: one row, the summary only
     assert (
@@ -196,3 +198,41 @@ def test_chat_with_a_configured_model(
     }
     assert last[-1] == {"role": "user", "content": "One more question."}
     assert not any("compressed into the summary" in str(m["content"]) for m in last)
+
+
+FACTS = {
+    "Hi, my name is Ana Ribeiro.": "Ana Ribeiro",
+    "I live in Porto.": "Porto",
+    "I'm flying to Berlin on 14 March, flight TP572.": "TP572",
+    "My budget is 1800 euros.": "1800 euros",
+    "I'm allergic to peanuts.": "peanuts",
+    "My phone number is +351 912 345 678.": "912 345 678",
+    "The report is due Friday 21 March.": "21 March",
+    "I prefer a window seat.": "window seat",
+}
+SMALL_TALK = ("Thanks!", "Haha ok.", "Sorry, I got distracted.", "Cool.")
+
+
+def test_the_offline_summary_keeps_what_the_user_said(
+    tmp_path: Path, aalis: Callable[..., Any]
+) -> None:
+    # The default host (stand-in replies, extractive summary, automatic compression at 50
+    # messages) over about 30 turns: the summary the model would see keeps the user's facts,
+    # not the stand-in's notice and echo.
+    lines: list[str] = []
+    for fact in FACTS:
+        lines.append(fact)
+        lines.extend(SMALL_TALK[: 2 + len(lines) % 3])
+    lines += ["/compress", "/history"]
+    run = aalis("chat", "--script", script(tmp_path, "facts.txt", *lines))
+    assert run.returncode == 0, run.stderr
+    out = run.stdout.splitlines()
+    shown = out[out.index("you> /history") + 1 :]
+    summary = shown[: next(i for i, line in enumerate(shown) if line.startswith("--"))]
+    assert summary[0] == "summary (extractive):"
+    text = "\n".join(summary)
+    for fact, pattern in FACTS.items():
+        assert pattern in text, f"{fact!r} is not in the summary:\n{text}"
+    assert STAND_IN not in text
+    assert "You said" not in text
+    assert not any(f"- user: {talk}" in text for talk in SMALL_TALK)

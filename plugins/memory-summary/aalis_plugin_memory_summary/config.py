@@ -9,6 +9,13 @@ import attrs
 
 SummariserChoice = Literal["auto", "llm", "extractive"]
 
+#: Default bound on a summary model's reply, in characters: about 20 times what the requested
+#: 1,024-token reply holds in English and 30 times in Chinese, so an honest reply always fits,
+#: while a runaway one (megabytes of garbage) is refused before anything reads it and never
+#: becomes a summary sent with every prompt.
+DEFAULT_MAX_REPLY_CHARS = 80_000
+MIN_REPLY_CHARS = 1_000
+
 
 def check_ratio(value: object, what: str) -> float:
     """A ratio in [0, 1]; bools, NaN and non-numbers are refused."""
@@ -36,6 +43,13 @@ def _ratio(inst: object, attribute: attrs.Attribute[Any], value: object) -> None
 def _count(inst: object, attribute: attrs.Attribute[Any], value: object) -> None:
     if value is not None:
         check_count(value, attribute.name)
+
+
+def _reply_cap(inst: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{attribute.name} must be an int (characters), got {value!r}")
+    if value < MIN_REPLY_CHARS:
+        raise ValueError(f"{attribute.name} must be at least {MIN_REPLY_CHARS}, got {value!r}")
 
 
 def _positive(inst: object, attribute: attrs.Attribute[Any], value: float) -> None:
@@ -69,10 +83,13 @@ class MemorySummaryConfig:
     keep_ratio: float = attrs.field(default=0.1, validator=_ratio)
     #: Seconds the summariser may take before the compression fails as ``model_failed``.
     timeout: float = attrs.field(default=180.0, validator=_positive)
+    #: A model reply longer than this (characters) is a model failure, refused before parsing.
+    max_reply_chars: int = attrs.field(default=DEFAULT_MAX_REPLY_CHARS, validator=_reply_cap)
     platforms: dict[str, PlatformProfile] = attrs.field(factory=dict)
 
 
 __all__ = [
+    "DEFAULT_MAX_REPLY_CHARS",
     "MemorySummaryConfig",
     "PlatformProfile",
     "SummariserChoice",

@@ -1,54 +1,80 @@
-"""The built-in offline summariser: extractive, deterministic, no model.
+"""The built-in offline summariser: extractive, deterministic, no model, made to keep facts.
 
-It picks the sentences that carry the conversation's most frequent content words, the way
-classic frequency summarisers do (Luhn, 1958), with small bonuses for position:
+A summary replaces messages the model will never see again, so what must survive is what the
+user said about themselves and their task: names, places, dates, amounts, phone numbers,
+flights, allergies, budgets, deadlines. Classic extractive methods (word frequency, LexRank,
+TextRank) reward what is *repeated*; in a chat the most repeated text is boilerplate (an
+assistant's stock phrases, the offline stand-in's notice and echo), while a phone number is
+said once. This method therefore scores *information*, not centrality (why not a library:
+docs/compression.md):
 
-1. Sentences: each message's text is split at sentence ends (``. ! ?`` followed by space;
-   the CJK full stop, exclamation and question marks U+3002, U+FF01, U+FF1F) and at line
-   breaks; a sentence is cut to 300 characters.
-2. Words: Latin-script words of 2+ letters and numbers, lower-cased, minus a short English
-   stop-word list; CJK text (no spaces) counts as overlapping character pairs.
-3. Word weight: its count in the whole input divided by the highest count.
-4. Sentence score: the sum of its distinct words' weights divided by the square root of their
-   number (so long sentences do not win by length alone), multiplied by
-   ``1 + bonuses``: +0.25 for the first sentence of a message, +0.3 for a sentence of the
-   previous summary (summaries are cumulative, older context should survive), and up to
-   +0.15 growing with the message's position in the span (later is more current).
-5. Selection: highest score first (ties: earlier sentence), skipping duplicates and
-   sentences that no longer fit or score below half of the best sentence (so leftover room
-   is not filled with small talk), within a budget of a quarter of the input's estimated
-   tokens, at least 120 and at most 600. When there is a previous summary, the new messages
-   choose first within half of the budget (so a long-lived summary cannot crowd out what was
-   just said), then the best remaining sentences of both fill the rest. At least one
-   sentence is always chosen. The chosen sentences are printed in their original order
-   (previous summary first), each with the role that said it.
-
-The output's first line says that it is an extractive summary, so nobody mistakes it for a
-model's; ``SummaryRecord.model`` is ``"extractive"``. Nothing is kept verbatim (keep = []).
+1. **Sentences**: each message is split at sentence ends (``. ! ?`` followed by space, the CJK
+   marks U+3002, U+FF01, U+FF1F) and at line breaks; a sentence is cut to 300 characters.
+2. **Units** of information: Latin-script words of 2+ letters (lower-cased, minus English stop
+   words), numbers, and overlapping character pairs of CJK text. A unit found in many
+   sentences weighs less (``1 / sqrt(sentences holding it)``).
+3. **Boilerplate**: a sentence not said by the user whose *shape* (lower-cased, digits and quoted text blanked out)
+   occurs in 2 or more messages is a template ("You said: ...", "I can see 12 messages") and is
+   never chosen, however often it occurs.
+4. **Value** of a sentence: the weights of its units not yet covered by chosen sentences,
+   divided by the square root of its unit count, times the speaker's weight (user 1.0, a
+   previous summary's line 0.9, assistant 0.4, tool 0.3) and ``1 +`` the fact signals it
+   carries: digits or Chinese numerals with a measure word (+1), an e-mail address or link
+   (+1), a constraint or personal-fact word (allergy, budget, deadline, flight, phone, must,
+   never, 过敏, 预算, 截止, 航班, 电话, 必须 ... +0.8), a date or time word (May, Friday,
+   tomorrow, 5月, 周五, 明天 ... +0.6), a capitalised word inside the sentence (a name or
+   place, +0.6), first person (I, my, 我 ... +0.4). A question without digits counts 0.7.
+   A sentence with none of the first five signals and fewer than 4 content units (a CJK pair
+   counting half) is small talk ("Sorry, I got distracted.", "让我想一想。") and never chosen.
+5. **Selection**, greedy by value per square root of its tokens (lazily re-scored, so the
+   cost stays ``O(n log n)`` in sentences): a chosen sentence covers its units, so an echo or
+   a restatement of something chosen is worth nothing afterwards. The budget is a quarter of
+   the new messages' estimated tokens plus a quarter of the user's words in them, plus the
+   previous summary's size (a cumulative summary grows with the facts instead of shrinking at
+   each compression), at least 240 and at most 800 tokens; it is filled while any sentence
+   still adds information. If nothing qualifies (only boilerplate), the single best sentence
+   is taken, so the summary is never empty.
+6. **Output**, in original order (previous summary first), each line with its speaker, under
+   a first line that says it is extractive; ``SummaryRecord.model`` is ``"extractive"``.
+   Nothing is kept verbatim (keep = []). A later compression reads its own lines back (and
+   those of the earlier frequency-based version) as the previous summary's sentences.
 """
 
 from __future__ import annotations
 
+import heapq
 import math
 import re
 from collections import Counter
 from collections.abc import Sequence
 
 import attrs
-from aalis_api_memory.tokens import estimate_text_tokens, is_cjk
+from aalis_api_memory.tokens import estimate_text_tokens
 
 EXTRACTIVE_ID = "extractive"
 HEADER = (
-    "[Extractive summary: key sentences selected offline by word frequency; no model wrote it.]"
+    "[Extractive summary: sentences quoted offline from the conversation, what the user said"
+    " first; no model wrote it.]"
+)
+#: Headers of earlier versions, read back as the previous summary like ours.
+LEGACY_HEADERS = (
+    "[Extractive summary: key sentences selected offline by word frequency; no model wrote it.]",
 )
 SENTENCE_CHARS = 300
-MIN_BUDGET = 120
-MAX_BUDGET = 600
+MIN_BUDGET = 240
+MAX_BUDGET = 800
+#: Messages a sentence shape must occur in to count as boilerplate.
+BOILERPLATE_MESSAGES = 2
+#: What stands for quoted text in a sentence's shape.
+QUOTE = "<quote>"
+#: Tokens a summary line costs beyond its sentence ("- user: ", the line break).
+LINE_OVERHEAD = 3
 
-FIRST_SENTENCE_BONUS = 0.25
-PREVIOUS_SUMMARY_BONUS = 0.3
-RECENCY_BONUS = 0.15
-RELATIVE_FLOOR = 0.5
+ROLE_WEIGHTS = {"user": 1.0, "summary": 0.9, "assistant": 0.4, "tool": 0.3}
+OTHER_ROLE_WEIGHT = 0.4
+#: A line of the previous summary keeps its speaker's weight, scaled by this.
+CARRIED_WEIGHT = 0.9
+QUESTION_WEIGHT = 0.7
 
 STOP_WORDS = frozenset(
     [
@@ -173,53 +199,197 @@ STOP_WORDS = frozenset(
         "may",
         "might",
         "must",
+        "im",
+        "ive",
+        "ill",
+        "id",
+        "dont",
+        "cant",
+        "thats",
+        "got",
+        "get",
+        "go",
+        "going",
+        "think",
+        "know",
+        "like",
+        "really",
+        "thanks",
+        "thank",
+        "sure",
+        "good",
+        "great",
+        "nice",
+        "cool",
+        "haha",
+        "hi",
+        "hello",
+        "hey",
+        "well",
+        "oh",
+        "sorry",
+        "please",
+        "tell",
+        "said",
+        "see",
+        "way",
     ]
 )
 
+_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
+_CJK_CHAR = re.compile(f"[{_CJK}]")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|(?<=[\u3002\uff01\uff1f])|\n+")
-_WORD = re.compile(r"\w+")
+_TOKEN = re.compile(rf"(?P<cjk>[{_CJK}]+)|(?P<num>\d+)|(?P<word>[^\W\d_]+(?:['\u2019][^\W\d_]+)?)")
+_ABBREVIATION = re.compile(r"(?:^|\s)(?:Dr|Mr|Mrs|Ms|Prof|St|Mt|Jr|Sr|vs|etc|e\.g|i\.e|approx)\.\Z")
 _LINE = re.compile(r"- ([^:]{1,40}): (.*)\Z")
 
+_QUOTED = re.compile(r"\"[^\"]*\"|“[^”]*”|「[^」]*」|'[^']{3,}'")
+_QUOTE_MARK = re.compile(r"[\"“”「」]")
+_DIGITS = re.compile(r"\d+")
+_BLANKS = re.compile(r"\s+")
+_PLURAL = re.compile(r"(?<=\w)s\b")
 
-@attrs.frozen
+_NUMBER = re.compile(r"\d|[零一二两三四五六七八九十百千万亿]+[元块岁号点个月日年天次人位斤米]")
+_CONTACT = re.compile(r"\S+@\S+\.\w|https?://|www\.")
+_CONSTRAINT_EN = re.compile(
+    r"\b(?:allerg\w*|budget\w*|deadline\w*|due|must|never|always|don'?t|can'?t|cannot|avoid"
+    r"|prefer\w*|favou?rite|need\w*|vegetarian|vegan|gluten|lactose|intoleran\w*|flight\w*"
+    r"|book(?:ed|ing)?|reserv\w*|phone|mobile|e-?mail|address|live[sd]?|living|born|birthday"
+    r"|name[sd]?|called|wife|husband|partner|son|daughter|kids?|children|work(?:s|ing)?|job"
+    r"|remind\w*|appointment|meeting|passport|seat|hotel|allowed|at most|at least|before"
+    r"|limit|maximum|minimum|max|min|costs?|price|pay|euros?|dollars?|pounds?|yuan)\b"
+)
+_CONSTRAINT_ZH = re.compile(
+    r"过敏|预算|截止|最晚|之前|以前|必须|一定|不能|不要|不吃|不喝|只能|只要|喜欢|讨厌|偏好|需要"
+    r"|电话|手机|号码|邮箱|地址|住在|生日|名字|叫|航班|机票|酒店|预订|预约|会议|提醒|老婆|老公"
+    r"|妻子|丈夫|儿子|女儿|孩子|工作|公司|职位|素食|海鲜|花生|最多|至少|不超过|价格|花费|元|块钱|别"
+    r"|我是|我叫|哥哥|姐姐|弟弟|妹妹|爸爸|妈妈|朋友|同事|老板|经理|医生|老师"
+)
+_CURRENCY = re.compile(r"[$€£¥]")
+_DATE_EN = re.compile(
+    r"\b(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?"
+    r"|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?|monday|tuesday|wednesday"
+    r"|thursday|friday|saturday|sunday|today|tonight|tomorrow|yesterday|weekend|next week"
+    r"|next month|morning|evening|noon|midnight|[ap]\.?m\.?)\b"
+)
+_DATE_ZH = re.compile(r"[月日号]|星期|周[一二三四五六日天末]|明天|后天|今晚|下周|上午|下午|晚上|点")
+_CAPITALISED = re.compile(rf"(?<=[\s(,;{_CJK}\u3000-\u303f\uff00-\uffef])[A-Z][\w'\u2019-]*")
+_FIRST_PERSON_EN = re.compile(r"\b(?:i|i'm|i\u2019m|i've|i'll|i'd|my|me|mine|we|our|us)\b")
+
+NUMBER_SIGNAL = 1.0
+CONTACT_SIGNAL = 1.0
+CONSTRAINT_SIGNAL = 0.8
+DATE_SIGNAL = 0.6
+NAME_SIGNAL = 0.6
+FIRST_PERSON_SIGNAL = 0.4
+#: Content units (a CJK character pair counts half) below which a sentence without any fact
+#: signal is small talk, never chosen while anything else is left.
+SMALL_TALK_UNITS = 4
+
+
+@attrs.define
 class _Sentence:
     order: int
     role: str
     text: str
-    words: frozenset[str]
-    bonus: float
-
-
-def _words(text: str) -> list[str]:
-    out: list[str] = []
-    for match in _WORD.finditer(text.lower()):
-        token = match.group(0)
-        if any(is_cjk(c) for c in token):
-            run = [c for c in token if is_cjk(c)]
-            out.extend("".join(run[i : i + 2]) for i in range(max(1, len(run) - 1)))
-            rest = "".join(c if not is_cjk(c) else " " for c in token).split()
-            out.extend(r for r in rest if len(r) >= 2 and r not in STOP_WORDS)
-        elif token.isdigit() or (len(token) >= 2 and token not in STOP_WORDS):
-            out.append(token)
-    return out
+    units: frozenset[str]
+    cost: int
+    weight: float
+    boilerplate: bool = False
+    small_talk: bool = False
 
 
 def split_sentences(text: str) -> list[str]:
-    sentences = []
+    pieces: list[str] = []
     for piece in _SENTENCE_END.split(text):
         piece = " ".join(piece.split())
         if not piece:
             continue
+        if pieces and _ABBREVIATION.search(pieces[-1]):
+            pieces[-1] = f"{pieces[-1]} {piece}"  # "Dr. Lee" is one sentence
+        else:
+            pieces.append(piece)
+    sentences = []
+    for piece in pieces:
         if len(piece) > SENTENCE_CHARS:
             piece = piece[: SENTENCE_CHARS - 3].rstrip() + "..."
         sentences.append(piece)
     return sentences
 
 
+def units_of(text: str) -> frozenset[str]:
+    """The information units of ``text``: content words, numbers, CJK character pairs."""
+    out: set[str] = set()
+    for match in _TOKEN.finditer(text.lower()):
+        kind = match.lastgroup
+        token = match.group(0)
+        if kind == "cjk":
+            if len(token) == 1:
+                out.add(token)
+            else:
+                out.update(token[i : i + 2] for i in range(len(token) - 1))
+        elif kind == "num":
+            out.add(token)
+        else:
+            token = token.replace("\u2019", "'")
+            if len(token) >= 2 and token.replace("'", "") not in STOP_WORDS:
+                out.add(token)
+    return frozenset(out)
+
+
+def shape_of(text: str) -> str:
+    """A sentence with what varies between instances of a template blanked out."""
+    text = _QUOTED.sub(QUOTE, text.casefold())
+    # A quote that the sentence split cut open: blank it to the end (or from the start).
+    mark = _QUOTE_MARK.search(text)
+    if mark is not None:
+        at = mark.start()
+        opening = at == 0 or text[at - 1] in " :(\u3000\uff1a"
+        text = text[:at] + QUOTE if opening else QUOTE + text[at + 1 :]
+    text = _PLURAL.sub("", _DIGITS.sub("0", text))  # "1 message" and "12 messages" alike
+    return _BLANKS.sub(" ", text).strip()
+
+
+def signals_of(text: str, strong: float | None = None) -> float:
+    """``1 +`` the fact signals a sentence carries (docstring of the module, step 4)."""
+    lower = text.lower()
+    value = 1.0 + (fact_signals(text, lower) if strong is None else strong)
+    if _FIRST_PERSON_EN.search(lower) or "我" in text:
+        value += FIRST_PERSON_SIGNAL
+    if text.rstrip().endswith(("?", "？")) and not _DIGITS.search(text):  # noqa: RUF001
+        value *= QUESTION_WEIGHT
+    return value
+
+
+def fact_signals(text: str, lower: str | None = None) -> float:
+    """The strong signals alone: numbers, contacts, constraints, dates, names."""
+    lower = text.lower() if lower is None else lower
+    value = 0.0
+    if _NUMBER.search(text) or _CURRENCY.search(text):
+        value += NUMBER_SIGNAL
+    if _CONTACT.search(text):
+        value += CONTACT_SIGNAL
+    if _CONSTRAINT_EN.search(lower) or _CONSTRAINT_ZH.search(text):
+        value += CONSTRAINT_SIGNAL
+    if _DATE_EN.search(lower) or _DATE_ZH.search(text):
+        value += DATE_SIGNAL
+    if any(m.group(0) not in ("I", "I'm", "I\u2019m") for m in _CAPITALISED.finditer(text)):
+        value += NAME_SIGNAL
+    return value
+
+
+def is_small_talk(text: str, units: frozenset[str], strong: float | None = None) -> bool:
+    """No fact signal and little content ("Sorry, I got distracted.", "让我想一想。")."""
+    if fact_signals(text) if strong is None else strong:
+        return False
+    size = sum(0.5 if _CJK_CHAR.match(unit) else 1.0 for unit in units)
+    return size < SMALL_TALK_UNITS
+
+
 def _previous_items(previous: str) -> list[tuple[str, str]]:
     """A previous summary as (role, text) items; our own format is read back line by line."""
     lines = previous.strip().splitlines()
-    if lines and lines[0].strip() == HEADER:
+    if lines and lines[0].strip() in (HEADER, *LEGACY_HEADERS):
         items = []
         for line in lines[1:]:
             match = _LINE.match(line.strip())
@@ -231,70 +401,142 @@ def _previous_items(previous: str) -> list[tuple[str, str]]:
     return [("summary", previous)]
 
 
+def _role_weight(role: str) -> float:
+    return ROLE_WEIGHTS.get(role, OTHER_ROLE_WEIGHT)
+
+
+def _sentences(
+    previous: str | None, items: Sequence[tuple[str, str]]
+) -> tuple[list[_Sentence], int]:
+    """Every sentence with its units and weight, and the summary's budget in tokens."""
+    sources: list[tuple[int, str, str, bool]] = []  # (message number, role, text, carried)
+    number = 0
+    if previous and previous.strip():
+        for role, text in _previous_items(previous):
+            sources.append((number, role, text, True))
+            number += 1
+    for role, text in items:
+        sources.append((number, role, text, False))
+        number += 1
+
+    # Pass 1: sentences, their cost and shape. Shapes are counted before anything else is
+    # computed, so boilerplate (half of a chat with the stand-in) costs no further work.
+    pieces: list[tuple[str, str, float, str, int]] = []  # role, text, scale, shape, cost
+    shapes_in: dict[str, set[int]] = {}
+    total_tokens = user_tokens = previous_tokens = 0
+    for message, role, text, carried in sources:
+        scale = CARRIED_WEIGHT if carried else 1.0
+        for piece in split_sentences(text):
+            cost = estimate_text_tokens(piece)
+            if carried:
+                previous_tokens += cost + LINE_OVERHEAD
+            else:
+                total_tokens += cost
+                if role == "user":
+                    user_tokens += cost
+            shape = shape_of(piece)
+            shapes_in.setdefault(shape, set()).add(message)
+            pieces.append((role, piece, scale, shape, cost))
+
+    # Pass 2: units and weights of what can be chosen.
+    sentences: list[_Sentence] = []
+    for order, (role, piece, scale, shape, cost) in enumerate(pieces):
+        # What the user says in one shape is still different facts ("room 12", "room 14").
+        if role != "user" and len(shapes_in[shape]) >= BOILERPLATE_MESSAGES:
+            sentences.append(
+                _Sentence(order, role, piece, frozenset(), cost + LINE_OVERHEAD, 0.0, True)
+            )
+            continue
+        # Quoted text in a reply is someone else's words (the stand-in's echo of the user):
+        # it adds no information of the reply's own.
+        units = units_of(piece if role == "user" else _QUOTED.sub(" ", piece))
+        strong = fact_signals(piece)
+        sentences.append(
+            _Sentence(
+                order,
+                role,
+                piece,
+                units,
+                cost + LINE_OVERHEAD,
+                _role_weight(role) * scale * signals_of(piece, strong),
+                small_talk=is_small_talk(piece, units, strong),
+            )
+        )
+    return sentences, budget_for(total_tokens, user_tokens, previous_tokens)
+
+
+def budget_for(total_tokens: int, user_tokens: int, previous_tokens: int = 0) -> int:
+    """Tokens the summary may fill: the previous summary's size (a cumulative summary grows
+    with the facts, it does not shrink at every compression), plus a quarter of the new
+    messages and a quarter of what the user said in them; at least ``MIN_BUDGET``, at most
+    ``MAX_BUDGET``."""
+    new = (total_tokens + user_tokens) // 4
+    return min(MAX_BUDGET, max(MIN_BUDGET, previous_tokens + new))
+
+
+def select(sentences: Sequence[_Sentence], budget: int) -> list[_Sentence]:
+    """Greedy choice by information per sqrt(token), within ``budget`` tokens."""
+    holders: Counter[str] = Counter()
+    for sentence in sentences:
+        holders.update(sentence.units)
+    unit_weight = {unit: 1.0 / math.sqrt(count) for unit, count in holders.items()}
+    covered: set[str] = set()
+
+    def value(sentence: _Sentence) -> float:
+        if sentence.boilerplate or sentence.small_talk or not sentence.units:
+            return 0.0
+        fresh = sum(unit_weight[u] for u in sentence.units if u not in covered)
+        return sentence.weight * fresh / math.sqrt(len(sentence.units))
+
+    def density(sentence: _Sentence) -> float:
+        return value(sentence) / math.sqrt(sentence.cost)
+
+    heap = [(-density(s), s.order) for s in sentences]
+    heapq.heapify(heap)
+    chosen: list[_Sentence] = []
+    left = budget
+    while heap and left > 0:
+        stale, order = heapq.heappop(heap)
+        sentence = sentences[order]
+        if sentence.cost > left:
+            continue  # never fits again: the budget only shrinks
+        current = density(sentence)
+        if current <= 0.0:
+            continue
+        if heap and current < -heap[0][0] and current < -stale:
+            heapq.heappush(heap, (-current, order))  # worth less now: re-rank it
+            continue
+        chosen.append(sentence)
+        covered.update(sentence.units)
+        left -= sentence.cost
+    if not chosen and sentences:
+        # Only boilerplate or text without content words: one sentence, so never empty.
+        chosen.append(max(sentences, key=lambda s: (s.weight * len(s.units), -s.order)))
+    chosen.sort(key=lambda s: s.order)
+    return chosen
+
+
 def summarise(previous: str | None, items: Sequence[tuple[str, str]]) -> str:
     """An extractive summary of ``items`` (role, text) merged with ``previous``."""
-    sentences: list[_Sentence] = []
-    order = 0
-    sources: list[tuple[str, str, float, bool]] = []
-    if previous and previous.strip():
-        sources.extend(
-            (role, text, PREVIOUS_SUMMARY_BONUS, False) for role, text in _previous_items(previous)
-        )
-    count = len(items)
-    for index, (role, text) in enumerate(items):
-        recency = RECENCY_BONUS * ((index + 1) / count) if count else 0.0
-        sources.append((role, text, recency, True))
-    source_tokens = 0
-    fresh: set[int] = set()
-    for role, text, base_bonus, is_new in sources:
-        for number, piece in enumerate(split_sentences(text)):
-            bonus = base_bonus + (FIRST_SENTENCE_BONUS if number == 0 else 0.0)
-            sentences.append(_Sentence(order, role, piece, frozenset(_words(piece)), bonus))
-            source_tokens += estimate_text_tokens(piece)
-            if is_new:
-                fresh.add(order)
-            order += 1
+    sentences, budget = _sentences(previous, items)
     if not sentences:
         return ""
-
-    counts: Counter[str] = Counter()
-    for sentence in sentences:
-        counts.update(_words(sentence.text))
-    top = max(counts.values(), default=1)
-
-    def score(sentence: _Sentence) -> float:
-        if not sentence.words:
-            return 0.0
-        weight = sum(counts[w] / top for w in sentence.words) / math.sqrt(len(sentence.words))
-        return weight * (1.0 + sentence.bonus)
-
-    budget = min(MAX_BUDGET, max(MIN_BUDGET, source_tokens // 4))
-    ranked = sorted(sentences, key=lambda s: (-score(s), s.order))
-    chosen: list[_Sentence] = []
-    seen: set[str] = set()
-    used = 0
-
-    floor = RELATIVE_FLOOR * score(ranked[0])
-
-    def fill(candidates: list[_Sentence], limit: int) -> None:
-        nonlocal used
-        for sentence in candidates:
-            key = sentence.text.casefold()
-            if key in seen or (chosen and score(sentence) < floor):
-                continue
-            tokens = estimate_text_tokens(sentence.text) + 2
-            if chosen and used + tokens > limit:
-                continue
-            chosen.append(sentence)
-            seen.add(key)
-            used += tokens
-
-    if len(fresh) < len(sentences):  # a previous summary exists: new messages choose first
-        fill([s for s in ranked if s.order in fresh], budget // 2)
-    fill(ranked, budget)
-    chosen.sort(key=lambda s: s.order)
+    chosen = select(sentences, budget)
     body = "\n".join(f"- {s.role}: {s.text}" for s in chosen)
     return f"{HEADER}\n{body}"
 
 
-__all__ = ["EXTRACTIVE_ID", "HEADER", "STOP_WORDS", "split_sentences", "summarise"]
+__all__ = [
+    "EXTRACTIVE_ID",
+    "HEADER",
+    "LEGACY_HEADERS",
+    "STOP_WORDS",
+    "budget_for",
+    "fact_signals",
+    "is_small_talk",
+    "shape_of",
+    "signals_of",
+    "split_sentences",
+    "summarise",
+    "units_of",
+]

@@ -19,6 +19,10 @@ from aalis_schema_message import Message
 
 #: Characters of one message shown to the summary model; longer texts are cut in the middle.
 MESSAGE_CHARS = 4000
+#: JSON decodes one reply may cost. Each is linear in the text after its start, so reading a
+#: reply is linear in its size, whatever it holds (a reader that retries at every ``{`` is
+#: quadratic: a 360 KB garbage reply once froze the event loop for seconds).
+MAX_DECODE_ATTEMPTS = 16
 
 SYSTEM_PROMPT = """\
 You maintain the running summary of a chat conversation so that the conversation can go on \
@@ -104,35 +108,61 @@ class ParsedReply:
     structured: bool
 
 
-_FENCE = re.compile(r"```[A-Za-z0-9_-]*\s*\n?(.*?)```", re.DOTALL)
+FENCE = "```"
+#: The info string of a fence (```json): a word alone on the fence's first line.
+_FENCE_TAG = re.compile(r"[A-Za-z0-9_-]*[ \t]*\r?\n")
+#: Where a JSON object may start: ``{`` then (after blanks) a key's quote or the closing brace.
+_OBJECT_START = re.compile(r"\{\s*[\"}]")
+_DECODER = json.JSONDecoder()
 
 
-def _first_object(text: str) -> dict[str, Any] | None:
-    decoder = json.JSONDecoder()
-    index = text.find("{")
-    while index != -1:
+def _fence_body(inner: str) -> str:
+    """The text of a fenced block without its info string (```json)."""
+    tag = _FENCE_TAG.match(inner)
+    return inner[tag.end() :] if tag else inner
+
+
+def _fenced_blocks(text: str) -> list[str]:
+    """The bodies of the closed code fences of ``text``, in order, in one pass."""
+    parts = text.split(FENCE)
+    return [_fence_body(parts[i]) for i in range(1, len(parts) - 1, 2)]
+
+
+class _Attempts:
+    """The decode budget shared by every candidate text of one reply."""
+
+    def __init__(self, limit: int) -> None:
+        self.left = limit
+
+
+def _first_object(text: str, attempts: _Attempts) -> dict[str, Any] | None:
+    for match in _OBJECT_START.finditer(text):
+        if attempts.left <= 0:
+            return None
+        attempts.left -= 1
         try:
-            value, _ = decoder.raw_decode(text, index)
-        except ValueError:
-            value = None
+            value, _ = _DECODER.raw_decode(text, match.start())
+        except (ValueError, RecursionError):  # broken, or nested past the decoder's limit
+            continue
         if isinstance(value, dict):
             return value
-        index = text.find("{", index + 1)
     return None
 
 
 def parse_reply(text: str) -> ParsedReply:
     """Read ``{"summary": ..., "keep": [...]}`` out of a model reply, tolerantly.
 
-    Code fences and text around the object are ignored; the first JSON object wins. With no
-    JSON object the stripped text (fences removed) is the summary and nothing is kept. A
-    ``summary`` that is missing or not a string reads as empty (the caller fails the
-    compression); a ``keep`` that is not a list reads as empty.
+    Code fences and text around the object are ignored; the first JSON object wins (inside
+    a fence first, then anywhere). With no JSON object the stripped text (a fence around the
+    whole of it removed) is the summary and nothing is kept. A ``summary`` that is missing or
+    not a string reads as empty (the caller fails the compression); a ``keep`` that is not a
+    list reads as empty. Linear in ``len(text)``: at most ``MAX_DECODE_ATTEMPTS`` decodes,
+    the rest is single passes. The caller bounds the size (``max_reply_chars``).
     """
     stripped = text.strip()
-    candidates = [m.group(1) for m in _FENCE.finditer(stripped)] + [stripped]
-    for candidate in candidates:
-        data = _first_object(candidate)
+    attempts = _Attempts(MAX_DECODE_ATTEMPTS)
+    for candidate in [*_fenced_blocks(stripped), stripped]:
+        data = _first_object(candidate, attempts)
         if data is not None:
             summary = data.get("summary")
             keep = data.get("keep")
@@ -141,12 +171,14 @@ def parse_reply(text: str) -> ParsedReply:
                 keep=tuple(keep) if isinstance(keep, list) else (),
                 structured=True,
             )
-    fenced = _FENCE.fullmatch(stripped)
-    plain = fenced.group(1).strip() if fenced else stripped
+    plain = stripped
+    if len(stripped) >= 2 * len(FENCE) and stripped.startswith(FENCE) and stripped.endswith(FENCE):
+        plain = _fence_body(stripped[len(FENCE) : -len(FENCE)]).strip()
     return ParsedReply(summary=plain, keep=(), structured=False)
 
 
 __all__ = [
+    "MAX_DECODE_ATTEMPTS",
     "MESSAGE_CHARS",
     "SYSTEM_PROMPT",
     "ParsedReply",

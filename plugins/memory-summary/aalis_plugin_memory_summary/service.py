@@ -272,7 +272,7 @@ class SummaryCompression:
             except CapabilityAbsent:
                 pass
             else:
-                return LlmSummariser(model, model_id)
+                return LlmSummariser(model, model_id, max_reply_chars=self._config.max_reply_chars)
         if choice == "llm":
             raise CompressionError(
                 "unavailable", 'summariser = "llm" but no llm provider is bound to memory-summary'

@@ -46,25 +46,30 @@ class ToolGroup:
 
 
 def tool_groups(snapshot: Sequence[Message]) -> list[ToolGroup]:
-    """Every tool group of the snapshot, in order of the call."""
-    groups: list[ToolGroup] = []
+    """Every tool group of the snapshot, in order of the call.
+
+    One pass: each call waits for its ids, and a result answers every call still waiting for
+    its id (the first answer per id counts). Scanning the rest of the snapshot for each call
+    instead made a long session with tool rounds quadratic to compress.
+    """
+    calls: list[tuple[int, frozenset[str], list[int], set[str]]] = []
+    waiting: dict[str, list[int]] = {}  # call id -> indexes into ``calls`` still waiting
     for index, message in enumerate(snapshot):
-        if message.is_control or message.role != "assistant" or not message.tool_calls:
+        if message.is_control:
             continue
-        ids = {call.id for call in message.tool_calls}
-        results: list[int] = []
-        answered: set[str] = set()
-        for later in range(index + 1, len(snapshot)):
-            other = snapshot[later]
-            call_id = other.tool_call_id
-            if other.is_control or other.role != "tool" or call_id is None or call_id not in ids:
-                continue
-            if call_id in answered:
-                continue
-            answered.add(call_id)
-            results.append(later)
-        groups.append(ToolGroup(index, tuple(results), answered == ids))
-    return groups
+        if message.role == "assistant" and message.tool_calls:
+            ids = frozenset(call.id for call in message.tool_calls)
+            for call_id in ids:
+                waiting.setdefault(call_id, []).append(len(calls))
+            calls.append((index, ids, [], set()))
+        elif message.role == "tool" and message.tool_call_id is not None:
+            for waiter in waiting.pop(message.tool_call_id, ()):
+                _, _, results, answered = calls[waiter]
+                results.append(index)
+                answered.add(message.tool_call_id)
+    return [
+        ToolGroup(call, tuple(results), answered == ids) for call, ids, results, answered in calls
+    ]
 
 
 def split_point(snapshot: Sequence[Message], groups: Sequence[ToolGroup] | None = None) -> int:

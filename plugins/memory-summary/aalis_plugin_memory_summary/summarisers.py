@@ -16,6 +16,7 @@ from aalis_api_memory.tokens import estimate_text_tokens
 from aalis_schema_message import Message
 
 from aalis_plugin_memory_summary import extractive
+from aalis_plugin_memory_summary.config import DEFAULT_MAX_REPLY_CHARS
 from aalis_plugin_memory_summary.prompt import (
     SYSTEM_PROMPT,
     ParsedReply,
@@ -53,9 +54,12 @@ class LlmSummariser:
     compressions); keep picks of every chunk are gathered and capped by the caller.
     """
 
-    def __init__(self, model: ChatModel, model_id: str) -> None:
+    def __init__(
+        self, model: ChatModel, model_id: str, *, max_reply_chars: int = DEFAULT_MAX_REPLY_CHARS
+    ) -> None:
         self._model = model
         self._id = model_id
+        self._max_reply_chars = max_reply_chars
 
     @property
     def id(self) -> str:
@@ -86,6 +90,13 @@ class LlmSummariser:
             content = getattr(result, "content", None)
             if not isinstance(content, str):
                 raise SummaryFailed(f"the model returned no text ({type(result).__name__})")
+            if len(content) > self._max_reply_chars:
+                # Refused unread: parsing costs time, and a runaway reply must never become
+                # the summary that every later prompt carries.
+                raise SummaryFailed(
+                    f"the reply has {len(content):,} characters, more than max_reply_chars ="
+                    f" {self._max_reply_chars:,}"
+                )
             parsed = parse_reply(content)
             if not parsed.summary:
                 raise SummaryFailed("the model returned an empty summary")

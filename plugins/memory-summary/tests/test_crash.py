@@ -65,6 +65,7 @@ CASES = [
     ("memory-sqlite", "pending-saved"),
     ("memory-mongodb", "pending-saved"),
     ("memory-mongodb", "guard-written"),
+    ("memory-postgres", "pending-saved"),
 ]
 
 
@@ -76,6 +77,9 @@ def _config(backend: str, tmp_path: Path, request: pytest.FixtureRequest) -> dic
     }
     if backend == "memory-sqlite":
         config["plugins"][backend] = {"path": str(tmp_path / "crash.db")}
+    elif backend == "memory-postgres":
+        uri = request.getfixturevalue("postgres_uri")  # conftest.py: the run's one server
+        config["plugins"][backend] = {"uri": uri, "schema": f"crash_{uuid.uuid4().hex[:16]}"}
     else:
         uri = request.getfixturevalue("mongodb_uri")
         config["plugins"][backend] = {"uri": uri, "database": f"crash_{uuid.uuid4().hex[:16]}"}

@@ -32,7 +32,7 @@ from aalis_core import Host
 from aalis_core.markers import hookimpl
 from aalis_core.plugin import Plugin
 
-BACKENDS = ("memory-sqlite", "memory-mongodb")
+BACKENDS = ("memory-sqlite", "memory-mongodb", "memory-postgres")
 SID = "shared"
 T0 = 1_700_000_000_000
 
@@ -87,6 +87,9 @@ def _config(name: str, tmp_path: Path, request: pytest.FixtureRequest) -> dict[s
     }
     if name == "memory-sqlite":
         config["plugins"][name] = {"path": str(tmp_path / "shared.db")}
+    elif name == "memory-postgres":
+        uri = request.getfixturevalue("postgres_uri")  # conftest.py: the run's one server
+        config["plugins"][name] = {"uri": uri, "schema": f"pair_{uuid.uuid4().hex[:16]}"}
     else:
         uri = request.getfixturevalue("mongodb_uri")
         config["plugins"][name] = {"uri": uri, "database": f"pair_{uuid.uuid4().hex[:16]}"}
@@ -135,6 +138,12 @@ def pair(
                     table = config["plugins"][name]
                     with contextlib.suppress(Exception):
                         await asyncio.to_thread(drop_database, table["uri"], table["database"])
+                elif name == "memory-postgres":
+                    from aalis_plugin_memory_postgres.testing import drop_schema
+
+                    table = config["plugins"][name]
+                    with contextlib.suppress(Exception):
+                        await asyncio.to_thread(drop_schema, table["uri"], table["schema"])
 
     return start
 

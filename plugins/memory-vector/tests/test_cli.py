@@ -88,7 +88,7 @@ def test_clear_types_and_reindex_through_the_cli(tmp_path: Path, aalis: Any) -> 
     assert "other: 2 messages indexed" in reindex.stdout
     assert vector_counts(aalis) == {model: 2}  # cli's history is gone: nothing to re-embed
 
-    everything = aalis("clear", "--all")
+    everything = aalis("clear", "--all", "--yes")
     assert everything.returncode == 0, everything.stderr
     assert "vector: 2 vectors of every session deleted" in everything.stdout
     assert vector_counts(aalis) == {}

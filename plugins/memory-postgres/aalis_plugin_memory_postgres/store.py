@@ -1,0 +1,734 @@
+"""``PostgresMemory``: the ``MemoryService`` on PostgreSQL, every optional method included.
+
+Each method validates and encodes its input with the shared helpers of
+``aalis_api_memory.validation`` before anything is sent (bad input raises and changes nothing,
+as on every backend), then runs on a connection borrowed from a psycopg ``AsyncConnectionPool``.
+
+Transactions. Connections are in autocommit mode, so a single statement is its own transaction
+and costs one round trip: ``save_message`` is one statement (a data-modifying CTE that bumps the
+session's counters and inserts the row), as are ``get_history`` and ``count_history``. Writes
+that read before they change (``archive_span``, ``delete_messages_by_timestamps``,
+``update_message_content``, ``clear_session``) and ``commit_metadata`` run in an explicit
+transaction: all or nothing, on any number of processes and hosts.
+
+Several writers. Every write to a session first locks that session's ``session_stats`` row
+(``save_message`` through its upsert, the others with ``SELECT ... FOR UPDATE``). Writers of one
+session therefore take turns, whichever process or host they run in, and each statement after
+the lock sees everything committed before it (READ COMMITTED takes a fresh snapshot per
+statement): an ``archive_span`` counts positions on the list as it is once it holds the lock,
+and the counters never drift from the rows. The insertion sequence is an identity column, so
+it is unique and increasing across processes; each writer's own saves keep their order.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import structlog
+from aalis_api_memory.exact import (
+    HistorySnapshot,
+    MetadataGuard,
+    check_guard,
+    check_ids,
+    check_marker,
+)
+from aalis_api_memory.types import (
+    MetadataEntry,
+    MetadataOp,
+    RecentMessageRecord,
+    RecentMessagesQuery,
+    SessionInfo,
+    StoredMessage,
+)
+from aalis_api_memory.validation import (
+    DEFAULT_FULL_HISTORY_LIMIT,
+    DEFAULT_HISTORY_LIMIT,
+    DEFAULT_RECENT_LIMIT,
+    check_count,
+    check_keep,
+    check_key,
+    check_limit,
+    check_message,
+    check_namespace,
+    check_recent_query,
+    check_replacement,
+    check_session_id,
+    check_str_filter,
+    check_timestamp,
+    check_timestamps,
+    decode_metadata,
+    encode_batch,
+    encode_metadata,
+)
+from aalis_schema_message import Message, now_ms
+from psycopg import AsyncConnection
+from psycopg_pool import AsyncConnectionPool
+
+from aalis_plugin_memory_postgres.codec import (
+    INT64_MAX,
+    INT64_MIN,
+    Row,
+    decode_messages,
+    decode_messages_indexed,
+    encode_message,
+    escape,
+    message_columns,
+    unescape,
+)
+from aalis_plugin_memory_postgres.config import PostgresConfig
+from aalis_plugin_memory_postgres.exact import ExactSql, archive_exact, message_id
+from aalis_plugin_memory_postgres.redaction import Redactor
+from aalis_plugin_memory_postgres.schema import migrate, quote_schema
+
+Limit = int | float
+
+
+class PostgresUnavailable(RuntimeError):
+    """The server cannot be reached or its schema cannot be prepared (URI redacted)."""
+
+
+class StoreClosed(RuntimeError):
+    """The store was closed."""
+
+
+def _everything(limit: Limit) -> bool:
+    return limit == math.inf or limit > INT64_MAX
+
+
+def _sql_limit(limit: Limit) -> int | None:
+    """PostgreSQL's ``LIMIT NULL`` is no limit."""
+    return None if _everything(limit) else int(limit)
+
+
+def _clamp(ts: int) -> int:
+    return max(INT64_MIN, min(INT64_MAX, ts))
+
+
+def _escaped(values: Iterable[str]) -> list[str]:
+    return [escape(value) for value in dict.fromkeys(values)]
+
+
+class _Sql:
+    """Every statement of the store, with the schema name filled in once."""
+
+    def __init__(self, schema: str) -> None:
+        s = quote_schema(schema)
+        m, st, md = f"{s}.messages", f"{s}.session_stats", f"{s}.metadata"
+        self.save = (
+            f"WITH stats AS (INSERT INTO {st} AS t (session_id, active, active_conv, archived,"
+            " last_ts) VALUES (%(sid)s, 1, %(conv)s, 0, %(ts)s) ON CONFLICT (session_id) DO UPDATE"
+            " SET active = t.active + 1, active_conv = t.active_conv + excluded.active_conv,"
+            " last_ts = greatest(t.last_ts, excluded.last_ts) RETURNING 1)"
+            f" INSERT INTO {m} (session_id, ts, control, kind, role, platform, data)"
+            " SELECT %(sid)s, %(ts)s, %(control)s, %(kind)s, %(role)s, %(platform)s, %(data)s"
+            " FROM stats"
+        )
+        # The boundary is the (limit+1)-th newest active conversation row, found backwards on
+        # the session index; the result is every active row after it.
+        self.history = (
+            "WITH boundary AS ("
+            f" SELECT ts, seq FROM {m} WHERE session_id = %(sid)s AND NOT archived"
+            " AND NOT control ORDER BY ts DESC, seq DESC OFFSET %(limit)s LIMIT 1)"
+            f" SELECT data FROM {m} WHERE session_id = %(sid)s AND NOT archived"
+            f" AND (ts, seq) > (SELECT coalesce((SELECT ts FROM boundary), {INT64_MIN}),"
+            " coalesce((SELECT seq FROM boundary), -1))"
+            " ORDER BY ts, seq"
+        )
+        self.history_all = (
+            f"SELECT data FROM {m} WHERE session_id = %s AND NOT archived ORDER BY ts, seq"
+        )
+        self.count = f"SELECT active_conv FROM {st} WHERE session_id = %s"
+        self.lock_session = f"SELECT 1 FROM {st} WHERE session_id = %s FOR UPDATE"
+        # The newest N of a session, archived and active together: each range walked backwards
+        # on its own part of the session index, then merged.
+        self.newest = (
+            f"SELECT seq, ts, data FROM ("
+            f" (SELECT seq, ts, data FROM {m} WHERE session_id = %(sid)s AND NOT archived"
+            "  ORDER BY ts DESC, seq DESC LIMIT %(limit)s)"
+            " UNION ALL"
+            f" (SELECT seq, ts, data FROM {m} WHERE session_id = %(sid)s AND archived"
+            "  ORDER BY ts DESC, seq DESC LIMIT %(limit)s)"
+            ") AS newest ORDER BY ts DESC, seq DESC LIMIT %(limit)s"
+        )
+        self.all_rows = (
+            f"SELECT seq, ts, data, archived FROM {m} WHERE session_id = %s ORDER BY ts, seq"
+        )
+        self.active_span = (
+            f"SELECT seq, control FROM {m} WHERE session_id = %s AND NOT archived"
+            " ORDER BY ts, seq LIMIT %s"
+        )
+        self.archive = f"UPDATE {m} SET archived = true WHERE seq = ANY(%s)"
+        self.archive_stats = (
+            f"UPDATE {st} SET active = active - %(n)s, active_conv = active_conv - %(conv)s,"
+            " archived = archived + %(n)s WHERE session_id = %(sid)s"
+        )
+        self.clear_messages = f"DELETE FROM {m} WHERE session_id = %s"
+        self.clear_stats = f"DELETE FROM {st} WHERE session_id = %s"
+        self.clear_all_stats = f"DELETE FROM {st}"
+        self.clear_all_messages = f"DELETE FROM {m}"
+        self.range_part = (
+            f"SELECT ts, seq, data FROM {m} WHERE session_id = %(sid)s AND {{archived}}"
+            " AND ts >= %(start)s AND ts <= %(end)s {filters}"
+            " ORDER BY ts, seq LIMIT %(limit)s"
+        )
+        self.recent = (
+            f"SELECT session_id, data FROM {m} WHERE NOT archived AND role = ANY(%(roles)s)"
+            " {filters} ORDER BY ts DESC, seq DESC LIMIT %(limit)s"
+        )
+        self.update_data = f"UPDATE {m} SET data = %s WHERE seq = %s"
+        self.delete_by_ts = (
+            f"DELETE FROM {m} WHERE session_id = %s AND ts = ANY(%s) RETURNING archived, control"
+        )
+        self.last_ts = (
+            f"SELECT greatest((SELECT max(ts) FROM {m} WHERE session_id = %(sid)s AND NOT archived),"
+            f" (SELECT max(ts) FROM {m} WHERE session_id = %(sid)s AND archived))"
+        )
+        self.subtract_stats = (
+            f"UPDATE {st} SET active = active - %(active)s, active_conv = active_conv - %(conv)s,"
+            " archived = archived - %(archived)s, last_ts = %(last)s WHERE session_id = %(sid)s"
+        )
+        self.sessions = (
+            f"SELECT session_id, active, archived, last_ts FROM {st}"
+            " ORDER BY last_ts DESC, session_id"
+        )
+        self.import_stats = (
+            f"INSERT INTO {st} AS t (session_id, active, active_conv, archived, last_ts)"
+            " VALUES (%(sid)s, %(active)s, %(conv)s, %(archived)s, %(ts)s)"
+            " ON CONFLICT (session_id) DO UPDATE SET active = t.active + excluded.active,"
+            " active_conv = t.active_conv + excluded.active_conv,"
+            " archived = t.archived + excluded.archived,"
+            " last_ts = greatest(t.last_ts, excluded.last_ts)"
+        )
+        self.import_row = (
+            f"INSERT INTO {m} (session_id, ts, archived, control, kind, role, platform, data)"
+            " VALUES (%s, %s, %s, %s, %s, %s, %s, %s)"
+        )
+        self.put = (
+            f"INSERT INTO {md} (namespace, key, data, updated_at) VALUES (%s, %s, %s, %s)"
+            " ON CONFLICT (namespace, key) DO UPDATE SET data = excluded.data,"
+            " updated_at = excluded.updated_at"
+        )
+        self.delete = f"DELETE FROM {md} WHERE namespace = %s AND key = %s"
+        self.get = f"SELECT data FROM {md} WHERE namespace = %s AND key = %s"
+        self.list = f"SELECT key, data, updated_at FROM {md} WHERE namespace = %s ORDER BY key"
+        self.keys = f"SELECT key FROM {md} WHERE namespace = %s ORDER BY key"
+        self.namespaces = f"SELECT DISTINCT namespace FROM {md} ORDER BY namespace"
+
+
+class PostgresMemory:
+    """Per-session history and metadata in one PostgreSQL schema, shared by any number of hosts.
+
+    ``await PostgresMemory.connect(PostgresConfig(uri=...))`` opens the pool and creates or
+    migrates the schema; ``await store.close()`` closes the pool.
+    """
+
+    def __init__(
+        self, pool: AsyncConnectionPool[Any], config: PostgresConfig, *, logger: Any = None
+    ) -> None:
+        self._pool: AsyncConnectionPool[Any] | None = pool
+        self.config = config
+        self.schema = config.schema
+        self._sql = _Sql(config.schema)
+        self._exact = ExactSql(config.schema)
+        self._redactor = Redactor(config.uri)
+        self._logger = (
+            logger if logger is not None else structlog.get_logger("aalis.memory-postgres")
+        )
+
+    @classmethod
+    async def connect(cls, config: PostgresConfig, *, logger: Any = None) -> PostgresMemory:
+        """Open a pool on ``config.uri`` and prepare the schema.
+
+        Fails with one ``PostgresUnavailable`` (URI redacted) after about
+        ``connect_timeout_s`` when the server cannot be reached or refuses the schema.
+        """
+        if config.uri is None:
+            raise ValueError("PostgresConfig.uri is not set")
+        redactor = Redactor(config.uri)
+        timeout = float(config.connect_timeout_s)
+        pool: AsyncConnectionPool[Any] = AsyncConnectionPool(
+            config.uri,
+            min_size=config.min_pool_size,
+            max_size=config.max_pool_size,
+            kwargs={
+                "autocommit": True,
+                "connect_timeout": config.connect_timeout_s,
+                "application_name": "aalis-memory-postgres",
+            },
+            timeout=timeout,
+            name="aalis-memory-postgres",
+            open=False,
+        )
+        where = f"{redactor.display} (schema {config.schema!r})"
+        step = "connect"
+        try:
+            async with asyncio.timeout(timeout + 1):
+                await pool.open(wait=config.min_pool_size > 0, timeout=timeout)
+                step = "schema"
+                async with pool.connection(timeout=timeout) as conn:
+                    await migrate(conn, config.schema)
+        except Exception as exc:  # any failure here means "this server is not usable"
+            await pool.close()
+            what = "cannot reach PostgreSQL" if step == "connect" else "cannot prepare the schema"
+            reason = redactor(f"{type(exc).__name__}: {exc}".strip())
+            raise PostgresUnavailable(f"{what} at {where}: {reason}") from None
+        except BaseException:
+            await pool.close()
+            raise
+        return cls(pool, config, logger=logger)
+
+    def __repr__(self) -> str:
+        state = "open" if self._pool is not None else "closed"
+        return f"PostgresMemory({self._redactor.display!r}, schema={self.schema!r}, {state})"
+
+    async def close(self) -> None:
+        pool, self._pool = self._pool, None
+        if pool is not None:
+            await pool.close()
+
+    async def __aenter__(self) -> PostgresMemory:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    @property
+    def pool(self) -> AsyncConnectionPool[Any]:
+        """The connection pool; for diagnostics, tests and benchmarks (EXPLAIN, raw rows)."""
+        if self._pool is None:
+            raise StoreClosed("the PostgreSQL memory store is closed")
+        return self._pool
+
+    @property
+    def range_query_limit(self) -> int:
+        return self.config.range_query_limit
+
+    @property
+    def cross_session_max_limit(self) -> int:
+        return self.config.cross_session_max_limit
+
+    def _corrupt(self, session_id: str) -> Any:
+        def report(index: int, error: str) -> None:
+            self._logger.warning(
+                "skipped an unreadable message row",
+                session_id=session_id,
+                position=index,
+                error=error,
+            )
+
+        return report
+
+    async def _fetch(self, sql: str, params: Any) -> list[tuple[Any, ...]]:
+        async with self.pool.connection() as conn:
+            cursor = await conn.execute(sql, params)
+            rows: list[tuple[Any, ...]] = await cursor.fetchall()
+            return rows
+
+    # -- messages ----------------------------------------------------------------------
+
+    async def save_message(self, session_id: str, message: Message) -> None:
+        check_session_id(session_id)
+        check_message(message)
+        timestamp = message.timestamp
+        ts, control, kind, role, platform, data = message_columns(
+            message, now_ms() if timestamp is None else timestamp
+        )
+        params = {
+            "sid": escape(session_id),
+            "ts": ts,
+            "conv": 0 if control else 1,
+            "control": control,
+            "kind": kind,
+            "role": role,
+            "platform": platform,
+            "data": data,
+        }
+        async with self.pool.connection() as conn:
+            await conn.execute(self._sql.save, params)
+
+    async def get_history(self, session_id: str, limit: Limit | None = None) -> list[Message]:
+        check_session_id(session_id)
+        checked = check_limit(limit, DEFAULT_HISTORY_LIMIT)
+        if checked == 0:
+            return []
+        sid = escape(session_id)
+        if _everything(checked):
+            rows = await self._fetch(self._sql.history_all, (sid,))
+        else:
+            rows = await self._fetch(self._sql.history, {"sid": sid, "limit": int(checked)})
+        return decode_messages([row[0] for row in rows], self._corrupt(session_id))
+
+    async def count_history(self, session_id: str) -> int:
+        check_session_id(session_id)
+        rows = await self._fetch(self._sql.count, (escape(session_id),))
+        return int(rows[0][0]) if rows else 0
+
+    async def _newest(
+        self, conn: AsyncConnection[Any], sid: str, limit: Limit
+    ) -> list[tuple[int, int, str]]:
+        """``(seq, ts, data)`` of the newest ``limit`` rows, archived or not, ascending."""
+        if _everything(limit):
+            cursor = await conn.execute(self._sql.all_rows, (sid,))
+            return [(seq, ts, data) for seq, ts, data, _archived in await cursor.fetchall()]
+        cursor = await conn.execute(self._sql.newest, {"sid": sid, "limit": int(limit)})
+        rows: list[tuple[int, int, str]] = await cursor.fetchall()
+        rows.reverse()
+        return rows
+
+    async def get_full_history(self, session_id: str, limit: Limit | None = None) -> list[Message]:
+        check_session_id(session_id)
+        checked = check_limit(limit, DEFAULT_FULL_HISTORY_LIMIT)
+        if checked == 0:
+            return []
+        async with self.pool.connection() as conn:
+            rows = await self._newest(conn, escape(session_id), checked)
+        return decode_messages([row[2] for row in rows], self._corrupt(session_id))
+
+    async def archive_span(self, session_id: str, count: Limit, keep: Sequence[int] = ()) -> int:
+        check_session_id(session_id)
+        checked = check_count(count)
+        positions = check_keep(keep)
+        if checked == 0:
+            return 0
+        sid = escape(session_id)
+        sql = self._sql
+        async with self.pool.connection() as conn, conn.transaction():
+            await conn.execute(sql.lock_session, (sid,))
+            cursor = await conn.execute(sql.active_span, (sid, _sql_limit(checked)))
+            span = await cursor.fetchall()
+            targets = [seq for position, (seq, _c) in enumerate(span) if position not in positions]
+            if not targets:
+                return 0
+            conversation = sum(
+                1
+                for position, (_seq, control) in enumerate(span)
+                if position not in positions and not control
+            )
+            await conn.execute(sql.archive, (targets,))
+            await conn.execute(
+                sql.archive_stats, {"sid": sid, "n": len(targets), "conv": conversation}
+            )
+        return len(targets)
+
+    async def clear_session(self, session_id: str) -> None:
+        check_session_id(session_id)
+        sid = escape(session_id)
+        async with self.pool.connection() as conn, conn.transaction():
+            await conn.execute(self._sql.lock_session, (sid,))
+            await conn.execute(self._sql.clear_messages, (sid,))
+            await conn.execute(self._sql.clear_stats, (sid,))
+
+    async def clear_all(self) -> None:
+        # Counters first: that waits for every in-flight write holding a session's row; the
+        # message delete (a fresh snapshot) then sees everything those writes committed.
+        async with self.pool.connection() as conn, conn.transaction():
+            await conn.execute(self._sql.clear_all_stats)
+            await conn.execute(self._sql.clear_all_messages)
+
+    async def get_messages_by_session_range(
+        self,
+        session_id: str,
+        from_ts: int,
+        to_ts: int,
+        roles: Sequence[str] | None = None,
+        exclude_kinds: Sequence[str] | None = None,
+    ) -> list[Message]:
+        check_session_id(session_id)
+        start = check_timestamp(from_ts, "from_ts")
+        end = check_timestamp(to_ts, "to_ts")
+        role_list = check_str_filter(roles, "roles")
+        kind_list = check_str_filter(exclude_kinds, "exclude_kinds")
+        if start > end or start > INT64_MAX or end < INT64_MIN:
+            return []
+        filters = []
+        params: dict[str, Any] = {
+            "sid": escape(session_id),
+            "start": _clamp(start),
+            "end": _clamp(end),
+            "limit": self.config.range_query_limit,
+        }
+        if role_list:
+            filters.append("AND role = ANY(%(roles)s)")
+            params["roles"] = _escaped(role_list)
+        if kind_list:
+            filters.append("AND (kind IS NULL OR kind <> ALL(%(kinds)s))")
+            params["kinds"] = _escaped(kind_list)
+        part = self._sql.range_part
+        text = " ".join(filters)
+        active = part.format(archived="NOT archived", filters=text)
+        archived = part.format(archived="archived", filters=text)
+        sql = (
+            f"SELECT data FROM (({active}) UNION ALL ({archived})) AS r"
+            " ORDER BY ts, seq LIMIT %(limit)s"
+        )
+        rows = await self._fetch(sql, params)
+        return decode_messages([row[0] for row in rows], self._corrupt(session_id))
+
+    async def get_recent_messages_across_sessions(
+        self, query: RecentMessagesQuery
+    ) -> list[RecentMessageRecord]:
+        check_recent_query(query)
+        limit = check_limit(query.limit, DEFAULT_HISTORY_LIMIT, "query.limit")
+        count = int(min(limit, self.config.cross_session_max_limit))
+        if count == 0:
+            return []
+        if query.kinds is not None and not query.kinds:
+            return []  # an empty whitelist admits nothing
+        if query.since_ts is not None and query.since_ts > INT64_MAX:
+            return []
+        filters: list[str] = []
+        params: dict[str, Any] = {"roles": _escaped(query.effective_roles), "limit": count}
+        if query.kinds is not None:
+            filters.append("AND kind = ANY(%(kinds)s)")
+            params["kinds"] = _escaped(query.kinds)
+        if query.exclude_kinds:
+            filters.append("AND (kind IS NULL OR kind <> ALL(%(exclude_kinds)s))")
+            params["exclude_kinds"] = _escaped(query.exclude_kinds)
+        if query.since_ts is not None:
+            filters.append("AND ts >= %(since)s")
+            params["since"] = _clamp(query.since_ts)
+        if query.platform is not None:
+            filters.append("AND platform = %(platform)s")
+            params["platform"] = escape(query.platform)
+        if query.exclude_session_ids:
+            filters.append("AND session_id <> ALL(%(skip)s)")
+            params["skip"] = _escaped(query.exclude_session_ids)
+        rows = await self._fetch(self._sql.recent.format(filters=" ".join(filters)), params)
+        rows.reverse()
+        decoded = decode_messages_indexed([row[1] for row in rows], self._corrupt("*"))
+        return [RecentMessageRecord(unescape(rows[i][0]), message) for i, message in decoded]
+
+    async def update_message_content(
+        self, session_id: str, old_text: str, new_text: str, recent_limit: Limit | None = None
+    ) -> int:
+        check_session_id(session_id)
+        old, new = check_replacement(old_text, new_text)
+        checked = check_limit(recent_limit, DEFAULT_RECENT_LIMIT, "recent_limit")
+        if checked == 0:
+            return 0
+        sid = escape(session_id)
+        async with self.pool.connection() as conn, conn.transaction():
+            await conn.execute(self._sql.lock_session, (sid,))
+            rows = await self._newest(conn, sid, checked)
+            decoded = decode_messages_indexed([row[2] for row in rows], self._corrupt(session_id))
+            updates: list[tuple[str, int]] = []
+            for index, message in decoded:
+                content = message.content
+                if isinstance(content, str) and old in content:
+                    seq, ts, _data = rows[index]
+                    changed = Message.from_json(
+                        {**message.to_json(), "content": content.replace(old, new)}
+                    )
+                    updates.append((encode_message(changed, ts), seq))
+            if updates:
+                async with conn.cursor() as cursor:
+                    await cursor.executemany(self._sql.update_data, updates)
+        return len(updates)
+
+    async def delete_messages_by_timestamps(
+        self, session_id: str, timestamps: Sequence[int]
+    ) -> int:
+        check_session_id(session_id)
+        values = check_timestamps(timestamps)
+        wanted = sorted({ts for ts in values if INT64_MIN <= ts <= INT64_MAX})
+        if not wanted:
+            return 0
+        sid = escape(session_id)
+        sql = self._sql
+        async with self.pool.connection() as conn, conn.transaction():
+            await conn.execute(sql.lock_session, (sid,))
+            cursor = await conn.execute(sql.delete_by_ts, (sid, wanted))
+            deleted = await cursor.fetchall()
+            if not deleted:
+                return 0
+            archived = sum(1 for was_archived, _control in deleted if was_archived)
+            active = len(deleted) - archived
+            conversation = sum(
+                1 for was_archived, control in deleted if not (was_archived or control)
+            )
+            cursor = await conn.execute(sql.last_ts, {"sid": sid})
+            row = await cursor.fetchone()
+            last = None if row is None else row[0]
+            if last is None:
+                await conn.execute(sql.clear_stats, (sid,))
+            else:
+                await conn.execute(
+                    sql.subtract_stats,
+                    {
+                        "sid": sid,
+                        "active": active,
+                        "conv": conversation,
+                        "archived": archived,
+                        "last": last,
+                    },
+                )
+        return len(deleted)
+
+    async def list_sessions(self) -> list[SessionInfo]:
+        rows = await self._fetch(self._sql.sessions, ())
+        return [
+            SessionInfo(
+                session_id=unescape(sid),
+                active=int(active),
+                archived=int(archived),
+                last_timestamp=int(last),
+            )
+            for sid, active, archived, last in rows
+        ]
+
+    async def export_session(self, session_id: str) -> list[StoredMessage]:
+        check_session_id(session_id)
+        rows = await self._fetch(self._sql.all_rows, (escape(session_id),))
+        decoded = decode_messages_indexed([row[2] for row in rows], self._corrupt(session_id))
+        return [StoredMessage(message, bool(rows[index][3])) for index, message in decoded]
+
+    async def import_messages(self, session_id: str, records: Sequence[StoredMessage]) -> int:
+        check_session_id(session_id)
+        if isinstance(records, (str, bytes, Mapping)) or not isinstance(records, Iterable):
+            raise TypeError(
+                f"records must be a sequence of StoredMessage, got {type(records).__name__}"
+            )
+        rows: list[tuple[bool, Row]] = []
+        now = now_ms()
+        for record in list(records):
+            if not isinstance(record, StoredMessage):
+                raise TypeError(
+                    f"records must hold StoredMessage items, got {type(record).__name__}"
+                )
+            message = check_message(record.message)
+            if not isinstance(record.archived, bool):
+                raise TypeError(
+                    f"StoredMessage.archived must be a bool, got {type(record.archived).__name__}"
+                )
+            timestamp = message.timestamp
+            rows.append(
+                (record.archived, message_columns(message, now if timestamp is None else timestamp))
+            )
+        if not rows:
+            return 0
+        sid = escape(session_id)
+        active = sum(1 for archived, _row in rows if not archived)
+        conversation = sum(1 for archived, row in rows if not archived and not row[1])
+        params = [
+            (sid, ts, archived, control, kind, role, platform, data)
+            for archived, (ts, control, kind, role, platform, data) in rows
+        ]
+        stats = {
+            "sid": sid,
+            "active": active,
+            "conv": conversation,
+            "archived": len(rows) - active,
+            "ts": max(row[0] for _archived, row in rows),
+        }
+        async with self.pool.connection() as conn, conn.transaction():
+            await conn.execute(self._sql.import_stats, stats)
+            async with conn.cursor() as cursor:
+                await cursor.executemany(self._sql.import_row, params)
+        return len(rows)
+
+    # -- metadata ----------------------------------------------------------------------
+
+    async def save_metadata(self, namespace: str, key: str, data: dict[str, Any]) -> None:
+        check_namespace(namespace)
+        check_key(key)
+        text = encode_metadata(data)
+        async with self.pool.connection() as conn:
+            await conn.execute(self._sql.put, (escape(namespace), escape(key), text, now_ms()))
+
+    async def get_metadata(self, namespace: str, key: str) -> dict[str, Any] | None:
+        check_namespace(namespace)
+        check_key(key)
+        rows = await self._fetch(self._sql.get, (escape(namespace), escape(key)))
+        if not rows:
+            return None
+        data = decode_metadata(rows[0][0])
+        if data is None:
+            self._logger.warning(
+                "unreadable metadata entry read as None", namespace=namespace, key=key
+            )
+        return data
+
+    async def list_metadata(self, namespace: str) -> list[MetadataEntry]:
+        check_namespace(namespace)
+        entries: list[MetadataEntry] = []
+        for key, text, updated_at in await self._fetch(self._sql.list, (escape(namespace),)):
+            data = decode_metadata(text)
+            if data is not None:
+                entries.append(
+                    MetadataEntry(key=unescape(key), data=data, updated_at=int(updated_at))
+                )
+        return entries
+
+    async def list_metadata_keys(self, namespace: str) -> list[str]:
+        check_namespace(namespace)
+        rows = await self._fetch(self._sql.keys, (escape(namespace),))
+        return [unescape(row[0]) for row in rows]
+
+    async def delete_metadata(self, namespace: str, key: str) -> None:
+        check_namespace(namespace)
+        check_key(key)
+        async with self.pool.connection() as conn:
+            await conn.execute(self._sql.delete, (escape(namespace), escape(key)))
+
+    async def commit_metadata(self, ops: Sequence[MetadataOp]) -> None:
+        encoded = encode_batch(ops)  # the whole batch, before anything is written
+        if not encoded:
+            return
+        now = now_ms()
+        # Consecutive operations of one kind go as one pipelined executemany; order is kept.
+        runs: list[tuple[str, list[tuple[Any, ...]]]] = []
+        for op, namespace, key, text in encoded:
+            ns, k = escape(namespace), escape(key)
+            params: tuple[Any, ...] = (ns, k, text, now) if op == "put" else (ns, k)
+            if runs and runs[-1][0] == op:
+                runs[-1][1].append(params)
+            else:
+                runs.append((op, [params]))
+        async with (
+            self.pool.connection() as conn,
+            conn.transaction(),
+            conn.cursor() as cursor,
+        ):
+            for op, batch in runs:
+                await cursor.executemany(self._sql.put if op == "put" else self._sql.delete, batch)
+
+    # -- exact archiving (aalis_api_memory.exact; the SQL is in exact.py) -----------------
+
+    async def history_snapshot(self, session_id: str) -> HistorySnapshot:
+        check_session_id(session_id)
+        rows = await self._fetch(self._exact.snapshot, (escape(session_id),))
+        decoded = decode_messages_indexed([row[1] for row in rows], self._corrupt(session_id))
+        return HistorySnapshot(
+            tuple(message for _index, message in decoded),
+            tuple(message_id(rows[index][0], rows[index][1]) for index, _message in decoded),
+        )
+
+    async def archive_exact(
+        self,
+        session_id: str,
+        ids: Sequence[str],
+        *,
+        guard: MetadataGuard,
+        marker: Message | None = None,
+    ) -> int:
+        check_session_id(session_id)
+        wanted = check_ids(ids)
+        checked = check_guard(guard)
+        stamp = check_marker(marker)
+        row = None
+        if stamp is not None:
+            row = message_columns(stamp, now_ms() if stamp.timestamp is None else stamp.timestamp)
+        async with self.pool.connection() as conn:
+            return await archive_exact(
+                conn, self._exact, session_id, wanted, checked, row, now_ms()
+            )
+
+    async def list_namespaces(self) -> list[str]:
+        rows = await self._fetch(self._sql.namespaces, ())
+        return [unescape(row[0]) for row in rows]
+
+
+__all__ = ["PostgresMemory", "PostgresUnavailable", "StoreClosed"]
