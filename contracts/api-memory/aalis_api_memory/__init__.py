@@ -1,5 +1,8 @@
 """The Aalis memory contract. Everything public is re-exported here."""
 
+from typing import TYPE_CHECKING, Any
+
+from aalis_api_memory.bridge import BridgeDeadlock, LoopBridge
 from aalis_api_memory.capabilities import compression, memory
 from aalis_api_memory.clearing import (
     CONTEXT_CLEAR_TYPE,
@@ -25,6 +28,7 @@ from aalis_api_memory.compression import (
     compression_line,
 )
 from aalis_api_memory.holds import HeldMemory
+from aalis_api_memory.saving import SessionClock, announce_saved, save_conversation
 from aalis_api_memory.service import OPTIONAL_METHODS, MemoryService
 from aalis_api_memory.types import (
     Delete,
@@ -37,10 +41,26 @@ from aalis_api_memory.types import (
     StoredMessage,
 )
 
+if TYPE_CHECKING:
+    from aalis_api_memory.sync_host import SyncHost, SyncMemory
+
+#: Imported on first use: the synchronous facade pulls in the whole host.
+_LAZY = {"SyncHost": "aalis_api_memory.sync_host", "SyncMemory": "aalis_api_memory.sync_host"}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'aalis_api_memory' has no attribute {name!r}")
+
+
 __all__ = [
     "CONTEXT_CLEAR_TYPE",
     "OPTIONAL_METHODS",
     "REASON_CODES",
+    "BridgeDeadlock",
     "ClearRequest",
     "ClearResult",
     "ClearType",
@@ -50,17 +70,22 @@ __all__ = [
     "CompressionUsage",
     "Delete",
     "HeldMemory",
+    "LoopBridge",
     "MemoryService",
     "MetadataEntry",
     "MetadataOp",
     "Put",
     "RecentMessageRecord",
     "RecentMessagesQuery",
+    "SessionClock",
     "SessionInfo",
     "StoredMessage",
     "SummaryRecord",
+    "SyncHost",
+    "SyncMemory",
     "TextRef",
     "UnknownClearType",
+    "announce_saved",
     "clear_metadata_namespaces",
     "clear_types",
     "compression",
@@ -70,4 +95,5 @@ __all__ = [
     "memory",
     "resolve_types",
     "run_clear",
+    "save_conversation",
 ]
