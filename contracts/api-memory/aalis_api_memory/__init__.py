@@ -30,6 +30,17 @@ from aalis_api_memory.compression import (
 from aalis_api_memory.holds import HeldMemory
 from aalis_api_memory.saving import SessionClock, announce_saved, save_conversation
 from aalis_api_memory.service import OPTIONAL_METHODS, MemoryService
+from aalis_api_memory.turn import (
+    PromptPlan,
+    TurnError,
+    TurnModel,
+    TurnModelFailed,
+    TurnReplyNotSaved,
+    TurnResult,
+    TurnSettings,
+    build_prompt,
+    run_turn,
+)
 from aalis_api_memory.types import (
     Delete,
     MetadataEntry,
@@ -74,6 +85,7 @@ __all__ = [
     "MemoryService",
     "MetadataEntry",
     "MetadataOp",
+    "PromptPlan",
     "Put",
     "RecentMessageRecord",
     "RecentMessagesQuery",
@@ -84,8 +96,15 @@ __all__ = [
     "SyncHost",
     "SyncMemory",
     "TextRef",
+    "TurnError",
+    "TurnModel",
+    "TurnModelFailed",
+    "TurnReplyNotSaved",
+    "TurnResult",
+    "TurnSettings",
     "UnknownClearType",
     "announce_saved",
+    "build_prompt",
     "clear_metadata_namespaces",
     "clear_types",
     "compression",
@@ -95,5 +114,6 @@ __all__ = [
     "memory",
     "resolve_types",
     "run_clear",
+    "run_turn",
     "save_conversation",
 ]

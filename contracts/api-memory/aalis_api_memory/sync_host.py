@@ -19,14 +19,20 @@ from typing import Any, TypeVar
 from aalis_schema_message import Message
 
 from aalis_api_memory.bridge import LoopBridge
+from aalis_api_memory.capabilities import compression as compression_capability
 from aalis_api_memory.capabilities import memory as memory_capability
 from aalis_api_memory.clearing import ClearResult, Scope, run_clear
+from aalis_api_memory.turn import TurnResult, TurnSettings, run_turn
 from aalis_core.capability import Capability
 from aalis_core.handles import Handle
 from aalis_core.host import Host
 from aalis_core.plugin import Plugin
 
 T = TypeVar("T")
+
+#: The ``llm`` capability, by name: the host binds by name, and this contract may not import
+#: the llm contract that declares it.
+LLM: Capability[Any] = Capability("llm", object)
 
 
 class SyncMemory:
@@ -144,6 +150,47 @@ class SyncHost:
     def history(self, session_id: str, limit: float | None = math.inf) -> list[Message]:
         """The session's active messages, oldest first (``get_history``)."""
         return list(self.memory.get_history(session_id, limit))
+
+    def turn(
+        self,
+        session_id: str,
+        text: str,
+        *,
+        model: Any = None,
+        settings: TurnSettings | None = None,
+        compression: bool = True,
+    ) -> TurnResult:
+        """One agent turn (``run_turn``) on this host's memory: saves both messages, emits
+        ``memory_messages_saved`` and ``token_usage`` (so automatic compression runs).
+
+        ``model`` is any ``TurnModel`` (an ``aalis_api_llm.ChatModel``); None uses the host's
+        ``llm`` provider. ``compression`` False leaves the summary out of the prompt.
+        """
+        self._check_open()
+        chosen = model if model is not None else self._llm()
+        summary = self.host.capability(compression_capability) if compression else None
+
+        async def one_turn() -> TurnResult:
+            return await run_turn(
+                self.host,
+                self.memory.handle.use,
+                chosen,
+                session_id,
+                text,
+                settings=settings,
+                compression=summary,
+            )
+
+        return self.run(one_turn)
+
+    def _llm(self) -> Any:
+        handle = self.host.capability(LLM)
+        if not handle.present:
+            raise LookupError(
+                "no llm provider is active: configure one (e.g. [plugins.llm-openai]) "
+                "or pass model= to turn()"
+            )
+        return handle.use
 
     def plugins(self) -> list[Any]:
         return self.host.plugins()

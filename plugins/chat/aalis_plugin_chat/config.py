@@ -14,6 +14,11 @@ def _positive(inst: object, attribute: attrs.Attribute[Any], value: int) -> None
         raise ValueError(f"{attribute.name} must be a positive int, got {value!r}")
 
 
+def _positive_seconds(inst: object, attribute: attrs.Attribute[Any], value: float) -> None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+        raise ValueError(f"{attribute.name} must be a positive number of seconds, got {value!r}")
+
+
 @attrs.frozen(kw_only=True)
 class ChatConfig:
     system_prompt: str = DEFAULT_SYSTEM_PROMPT
@@ -24,6 +29,8 @@ class ChatConfig:
     history_fetch: int = attrs.field(default=200, validator=_positive)
     #: Context window the offline stand-in pretends to have (drives compression lines).
     stand_in_context_window: int = attrs.field(default=8192, validator=_positive)
+    #: Seconds each prompt contributor (e.g. semantic recall) may take per turn.
+    contribution_timeout: float = attrs.field(default=5.0, validator=_positive_seconds)
     #: ``metadata["platform"]`` of the messages this chat saves (compression profiles key).
     platform: str = "cli"
 

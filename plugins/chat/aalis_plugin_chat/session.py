@@ -18,12 +18,17 @@ import attrs
 from aalis_api_llm import ChatModel
 from aalis_api_memory import (
     CompressionError,
-    CompressionUsage,
     UnknownClearType,
     run_clear,
 )
-from aalis_api_memory.tokens import estimate_message_tokens, estimate_text_tokens
-from aalis_schema_message import Message, now_ms
+from aalis_api_memory.turn import (
+    PromptPlan,
+    TurnError,
+    TurnReplyNotSaved,
+    TurnSettings,
+    run_turn,
+)
+from aalis_schema_message import Message
 
 from aalis_core.capability import CapabilityAbsent
 from aalis_plugin_chat.config import ChatConfig
@@ -75,6 +80,8 @@ class ChatSession:
         self._config = config
         self.session_id = session_id
         self._stand_in = StandInModel(config.stand_in_context_window)
+        #: The prompt of the last turn (messages, token figures, contributions).
+        self.last_prompt: PromptPlan | None = None
 
     # -- what answers ---------------------------------------------------------------------
 
@@ -131,97 +138,39 @@ class ChatSession:
 
     # -- a turn ---------------------------------------------------------------------------
 
-    async def _prompt(self, memory: Any) -> tuple[list[Message], CompressionUsage, int]:
-        """System prompt + summary + the newest history that fits, and the usage figures."""
-        model = self.model
-        window = int(model.context_window)
-        budget = max(1, window - self._config.max_reply_tokens)
-        head = [Message(role="system", content=self._config.system_prompt)]
-        summary = await self._summary()
-        if summary is not None:
-            head.append(
-                Message(role="system", content=f"Summary of the earlier conversation:\n{summary}")
-            )
-        head_tokens = sum(estimate_message_tokens(m) for m in head)
-
-        fetched = await memory.get_history(self.session_id, self._config.history_fetch)
-        conversation = [m for m in fetched if not m.is_control]
-        total = len(conversation)
-        if total >= self._config.history_fetch and hasattr(memory, "count_history"):
-            total = int(await memory.count_history(self.session_id))
-        chosen: list[Message] = []
-        used = head_tokens
-        for message in reversed(conversation):
-            tokens = estimate_message_tokens(message)
-            if chosen and used + tokens > budget:
-                break
-            chosen.append(message)
-            used += tokens
-        chosen.reverse()
-        trimmed = len(chosen) < total
-        compressible = sum(estimate_message_tokens(m) for m in chosen[:-1])  # the new line stays
-        usage = CompressionUsage(
-            used=used,
-            context_window=window,
-            token_budget=budget,
-            compressible=compressible,
-            trimmed=trimmed,
-            history_messages=total,
+    def _settings(self) -> TurnSettings:
+        config = self._config
+        return TurnSettings(
+            system_prompt=config.system_prompt,
+            max_reply_tokens=config.max_reply_tokens,
+            history_fetch=config.history_fetch,
+            platform=config.platform,
+            contribution_timeout=config.contribution_timeout,
         )
-        return [*head, *chosen], usage, used
-
-    async def _summary(self) -> str | None:
-        handle = self._caps.compression
-        if not handle.present:
-            return None
-        try:
-            record = await handle.use.summary(self.session_id)
-        except (CompressionError, CapabilityAbsent):
-            return None
-        return record.text if record is not None else None
 
     async def _turn(self, text: str) -> Reply:
+        """One turn through the contract's ``run_turn``: the same rules as any host's."""
         try:
             memory = self._memory()
-            user = Message(
-                role="user",
-                content=text,
-                timestamp=now_ms(),
-                metadata={"platform": self._config.platform},
-            )
-            await memory.save_message(self.session_id, user)
-            prompt, usage, prompt_tokens = await self._prompt(memory)
         except Exception as exc:
             return Reply(err=[f"error: {_one_line(str(exc)) or type(exc).__name__}"])
-        model = self.model
         try:
-            result = await model.chat(prompt, max_tokens=self._config.max_reply_tokens)
-        except Exception as exc:
-            return Reply(
-                err=[f"error: the model failed: {_one_line(str(exc)) or type(exc).__name__}"]
+            turn = await run_turn(
+                self._host,
+                memory,
+                self.model,
+                self.session_id,
+                text,
+                settings=self._settings(),
+                compression=self._caps.compression,
+                emit=self._emit,
             )
-        answer = Message(
-            role="assistant",
-            content=result.content,
-            timestamp=now_ms(),
-            metadata={"platform": self._config.platform, "model": str(model.id)},
-        )
-        try:
-            await memory.save_message(self.session_id, answer)
-        except Exception as exc:
-            return Reply(
-                out=[f"assistant> {result.content}"],
-                err=[f"error: the reply was not saved: {_one_line(str(exc))}"],
-            )
-        if result.usage is not None:
-            used = result.usage.prompt_tokens + result.usage.completion_tokens
-        else:
-            used = prompt_tokens + estimate_text_tokens(result.content)
-        usage = attrs.evolve(usage, used=used, history_messages=usage.history_messages + 1)
-        await self._emit(
-            "token_usage", session_id=self.session_id, platform=self._config.platform, usage=usage
-        )
-        return Reply(out=[f"assistant> {result.content}"])
+        except TurnReplyNotSaved as exc:
+            return Reply(out=[f"assistant> {exc.content}"], err=[f"error: {exc}"])
+        except TurnError as exc:
+            return Reply(err=[f"error: {exc}"])
+        self.last_prompt = turn.prompt
+        return Reply(out=[f"assistant> {turn.content}"])
 
     # -- slash commands -------------------------------------------------------------------
 
