@@ -335,3 +335,14 @@ async def test_contributions_go_before_the_newest_user_message(tmp_path: Path) -
     assert [b.source for b in turn.prompt.contributions] == ["test-notes"]
     # Blocks are never saved.
     assert [m.content for m in stored] == ["first", "echo: first", "second", "echo: second"]
+
+
+def test_the_session_clock_never_repeats_within_a_millisecond() -> None:
+    from aalis_api_memory import SessionClock
+
+    clock = SessionClock()
+    stamps = [clock.next("s") for _ in range(500)]
+    assert stamps == sorted(stamps)
+    assert len(set(stamps)) == 500
+    # Sessions are independent, and a floor (the newest stored timestamp) is respected.
+    assert clock.next("other", at_least=stamps[-1] + 1000) == stamps[-1] + 1000
