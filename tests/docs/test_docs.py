@@ -42,6 +42,7 @@ PAGES = [
     "docs/host/providers.md",
     "docs/host/mongodb.md",
     "docs/host/export-import.md",
+    "docs/host/serve.md",
     "docs/plugins/writing.md",
     "docs/backends/implementing.md",
     "docs/reference/memory-contract.md",

@@ -1,0 +1,344 @@
+"""The Starlette application: the JSON API under ``/api/``, the event stream and the page.
+
+Every handler talks to memory through the serve plugin's own handles (consumer ``serve``), so
+``[consumers.serve]`` pins apply, and clears go through ``run_clear`` so every plugin takes
+part exactly as in ``aalis clear``. Errors are JSON ``{"error": ...}`` with a fitting status.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Awaitable, Callable
+from importlib import resources
+from typing import Any
+
+import attrs
+from aalis_api_memory import (
+    CompressionError,
+    UnknownClearType,
+    clear_types,
+    history_cleared,
+    run_clear,
+)
+from aalis_api_memory.validation import check_session_id
+from sse_starlette.sse import EventSourceResponse
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from aalis_core import CapabilityAbsent
+from aalis_plugin_serve.broker import EventBroker
+from aalis_plugin_serve.config import ServeConfig
+from aalis_plugin_serve.security import COOKIE, BodyLimit, Denied, Guard
+from aalis_plugin_serve.timeline import summary_json, timeline
+
+Handler = Callable[[Request], Awaitable[Response]]
+
+#: Sessions one page of ``/api/sessions`` holds at most.
+MAX_PAGE = 500
+#: Seconds between keep-alive comments on the event stream.
+PING_SECONDS = 15
+
+
+@attrs.define
+class ServeState:
+    """What the handlers need: the host (clears, events), the plugin's handles, the rules."""
+
+    host: Any
+    caps: Any
+    broker: EventBroker
+    guard: Guard
+    config: ServeConfig
+
+
+class BadRequest(Exception):
+    pass
+
+
+class NotFound(Exception):
+    pass
+
+
+def _error(status: int, message: str, **extra: Any) -> JSONResponse:
+    return JSONResponse({"error": message, **extra}, status_code=status)
+
+
+def _int_param(request: Request, name: str, default: int, maximum: int) -> int:
+    raw = request.query_params.get(name)
+    if raw is None:
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise BadRequest(f"{name} must be an integer from 0 to {maximum}") from None
+    if not 0 <= value <= maximum:
+        raise BadRequest(f"{name} must be an integer from 0 to {maximum}")
+    return value
+
+
+def _session(request: Request) -> str:
+    try:
+        session_id: str = check_session_id(request.path_params["session_id"])
+    except (TypeError, ValueError) as exc:
+        raise BadRequest(str(exc)) from None
+    if not session_id.strip():
+        raise BadRequest("the session id is empty")
+    return session_id
+
+
+async def _json_body(request: Request) -> dict[str, Any]:
+    raw = await request.body()
+    if not raw:
+        return {}
+    try:
+        body = json.loads(raw)
+    except (ValueError, UnicodeDecodeError):
+        raise BadRequest("the body is not valid JSON") from None
+    if not isinstance(body, dict):
+        raise BadRequest("the body must be a JSON object")
+    return body
+
+
+def _guarded(state: ServeState, handler: Handler, *, write: bool = False) -> Handler:
+    async def endpoint(request: Request) -> Response:
+        try:
+            if write:
+                state.guard.check_write(request)
+            else:
+                state.guard.check_read(request)
+            return await handler(request)
+        except Denied as exc:
+            return _error(exc.status, exc.message)
+        except BadRequest as exc:
+            return _error(400, str(exc))
+        except NotFound as exc:
+            return _error(404, str(exc))
+        except UnknownClearType as exc:
+            return _error(400, str(exc), known=exc.known)
+        except CapabilityAbsent as exc:
+            return _error(503, str(exc))
+
+    return endpoint
+
+
+def create_app(state: ServeState) -> Any:
+    """The ASGI application (with the body-size limit around it)."""
+
+    def memory() -> Any:
+        return state.caps.memory.use
+
+    async def session_infos() -> list[Any]:
+        service = memory()
+        if not callable(getattr(service, "list_sessions", None)):
+            raise NotFound("the memory backend cannot list sessions")
+        return list(await service.list_sessions())
+
+    async def summary_of(session_id: str) -> Any:
+        handle = state.caps.compression
+        if not handle.present:
+            return None
+        return await handle.use.summary(session_id)
+
+    async def sessions(request: Request) -> Response:
+        offset = _int_param(request, "offset", 0, 10**9)
+        limit = _int_param(request, "limit", 50, MAX_PAGE)
+        infos = await session_infos()
+        page = infos[offset : offset + limit]
+        return JSONResponse(
+            {
+                "total": len(infos),
+                "offset": offset,
+                "limit": limit,
+                "sessions": [
+                    {
+                        "session_id": info.session_id,
+                        "active": info.active,
+                        "archived": info.archived,
+                        "last_timestamp": info.last_timestamp,
+                    }
+                    for info in page
+                ],
+            }
+        )
+
+    async def history(request: Request) -> Response:
+        session_id = _session(request)
+        limit = _int_param(request, "limit", 50, 10**6)
+        messages = await memory().get_history(session_id, limit)
+        if not messages and await summary_of(session_id) is None:
+            await _require_session(session_id)
+        return JSONResponse({"session_id": session_id, "messages": [m.to_json() for m in messages]})
+
+    async def _require_session(session_id: str) -> None:
+        if not any(info.session_id == session_id for info in await session_infos()):
+            raise NotFound(f"no session {session_id!r}")
+
+    async def full(request: Request) -> Response:
+        session_id = _session(request)
+        limit = _int_param(request, "limit", state.config.timeline_limit, 10**6)
+        service = memory()
+        if not callable(getattr(service, "export_session", None)):
+            raise NotFound("the memory backend cannot show archived messages")
+        stored = await service.export_session(session_id)
+        record = await summary_of(session_id)
+        if not stored and record is None:
+            raise NotFound(f"no session {session_id!r}")
+        return JSONResponse({"session_id": session_id, **timeline(stored, record, limit)})
+
+    async def summary(request: Request) -> Response:
+        session_id = _session(request)
+        return JSONResponse(
+            {"session_id": session_id, "summary": summary_json(await summary_of(session_id))}
+        )
+
+    async def namespaces(request: Request) -> Response:
+        service = memory()
+        if not callable(getattr(service, "list_namespaces", None)):
+            raise NotFound("the memory backend cannot list namespaces")
+        return JSONResponse({"namespaces": list(await service.list_namespaces())})
+
+    async def namespace(request: Request) -> Response:
+        name = request.path_params["namespace"]
+        entries = await memory().list_metadata(name)
+        return JSONResponse(
+            {
+                "namespace": name,
+                "entries": [
+                    {"key": e.key, "data": e.data, "updated_at": e.updated_at} for e in entries
+                ],
+            }
+        )
+
+    async def types(request: Request) -> Response:
+        return JSONResponse(
+            {"types": [{"id": t.id, "label": str(t.label)} for t in clear_types(state.host)]}
+        )
+
+    async def clear(request: Request) -> Response:
+        session_id = _session(request)
+        body = await _json_body(request)
+        wanted = body.get("types")
+        if wanted is not None and (
+            not isinstance(wanted, list) or not all(isinstance(t, str) and t for t in wanted)
+        ):
+            raise BadRequest("types must be null or a list of clear type ids")
+        rows = await run_clear(
+            state.host, "session", session_id, wanted or None, memory=state.caps.memory
+        )
+        return JSONResponse(
+            {
+                "session_id": session_id,
+                "history_cleared": history_cleared(rows),
+                "rows": [
+                    {
+                        "source": row.source,
+                        "success": row.success,
+                        "type": row.type,
+                        "message": str(row.message),
+                    }
+                    for row in rows
+                ],
+            }
+        )
+
+    async def compress(request: Request) -> Response:
+        session_id = _session(request)
+        await _json_body(request)
+        handle = state.caps.compression
+        if not handle.present:
+            return _error(503, "no compression provider is active")
+        try:
+            await handle.use.compress(session_id, reason="manual")
+        except CompressionError as exc:
+            status = 409 if exc.reason_code in ("busy", "history_changed", "cleared") else 502
+            return _error(status, str(exc), reason_code=exc.reason_code)
+        return JSONResponse(
+            {"session_id": session_id, "summary": summary_json(await summary_of(session_id))}
+        )
+
+    async def events(request: Request) -> Response:
+        raw = request.query_params.get("session")
+        session_id = None
+        if raw is not None:
+            try:
+                session_id = check_session_id(raw)
+            except (TypeError, ValueError) as exc:
+                raise BadRequest(str(exc)) from None
+
+        async def stream() -> AsyncIterator[dict[str, str]]:
+            async with state.broker.subscribe(session_id) as subscription:
+                yield {"event": "ready", "data": json.dumps({"session_id": session_id})}
+                while True:
+                    event = await subscription.queue.get()
+                    yield {
+                        "event": event.name,
+                        "data": json.dumps({"session_id": event.session_id}),
+                    }
+
+        return EventSourceResponse(stream(), ping=PING_SECONDS)
+
+    page_html = resources.files("aalis_plugin_serve").joinpath("static/index.html").read_text()
+
+    async def page(request: Request) -> Response:
+        try:
+            state.guard.check_host(request)
+        except Denied as exc:
+            return _error(exc.status, exc.message)
+        token = request.query_params.get("token")
+        if token is not None:
+            # The address printed by `aalis serve` carries the token once; the page keeps
+            # it in a cookie that scripts cannot read and other sites never send.
+            if not state.guard.valid(token):
+                return _error(401, "that token is not this server's")
+            response: Response = RedirectResponse("/", status_code=303)
+            response.set_cookie(COOKIE, token, httponly=True, samesite="strict", path="/")
+            return response
+        return HTMLResponse(
+            page_html,
+            headers={
+                "Content-Security-Policy": "default-src 'self'; style-src 'self'; "
+                "script-src 'self'; connect-src 'self'; img-src 'self' data:; "
+                "frame-ancestors 'none'",
+                "X-Content-Type-Options": "nosniff",
+                "Referrer-Policy": "no-referrer",
+            },
+        )
+
+    routes = [
+        Route("/", page),
+        Route("/api/sessions", _guarded(state, sessions)),
+        Route("/api/sessions/{session_id:path}/history", _guarded(state, history)),
+        Route("/api/sessions/{session_id:path}/full", _guarded(state, full)),
+        Route("/api/sessions/{session_id:path}/summary", _guarded(state, summary)),
+        Route(
+            "/api/sessions/{session_id:path}/clear",
+            _guarded(state, clear, write=True),
+            methods=["POST"],
+        ),
+        Route(
+            "/api/sessions/{session_id:path}/compress",
+            _guarded(state, compress, write=True),
+            methods=["POST"],
+        ),
+        Route("/api/metadata", _guarded(state, namespaces)),
+        Route("/api/metadata/{namespace}", _guarded(state, namespace)),
+        Route("/api/clear-types", _guarded(state, types)),
+        Route("/api/events", _guarded(state, events)),
+        Mount(
+            "/static",
+            StaticFiles(packages=[("aalis_plugin_serve", "static")]),
+            name="static",
+        ),
+    ]
+    app = Starlette(routes=routes)
+
+    async def not_found(request: Request, exc: Exception) -> Response:
+        return _error(404, f"no such endpoint: {request.url.path}")
+
+    app.add_exception_handler(404, not_found)
+    return BodyLimit(app, state.config.max_body_bytes)
+
+
+__all__ = ["MAX_PAGE", "ServeState", "create_app"]

@@ -1,0 +1,55 @@
+"""The ``serve`` plugin: its handles, the event fan-out, and the ``aalis serve`` command.
+
+It is a consumer like the chat (consumer name ``serve``); ``history_changed`` events from any
+plugin of the same host reach the pages subscribed to the event stream.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from aalis_api_memory import compression, memory
+
+from aalis_core.markers import hookimpl
+from aalis_core.plugin import Plugin
+from aalis_plugin_serve.broker import EventBroker
+from aalis_plugin_serve.config import ServeConfig
+
+if TYPE_CHECKING:
+    from aalis_core.context import PluginContext
+
+
+class Serve(Plugin):
+    name = "serve"
+    uses: ClassVar[dict[str, Any]] = {"memory": memory, "compression": compression}
+    Config: ClassVar[type[ServeConfig]] = ServeConfig
+
+    def __init__(self) -> None:
+        self.ctx: PluginContext | None = None
+        self.broker = EventBroker()
+
+    async def start(self, ctx: PluginContext) -> None:
+        self.ctx = ctx
+        self.broker = EventBroker(self.config.client_queue)
+
+    async def stop(self) -> None:
+        self.ctx = None
+
+    @property
+    def config(self) -> ServeConfig:
+        ctx = self.ctx
+        config = None if ctx is None else ctx.config
+        return config if isinstance(config, ServeConfig) else ServeConfig()
+
+    @hookimpl
+    def history_changed(self, session_id: str) -> None:
+        self.broker.publish("history_changed", session_id)
+
+    @hookimpl
+    def register_commands(self, cli: Any) -> None:
+        from aalis_plugin_serve.cli import serve_command
+
+        cli.add_command(serve_command)
+
+
+__all__ = ["Serve"]

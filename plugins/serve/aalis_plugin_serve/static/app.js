@@ -1,0 +1,189 @@
+// The Aalis memory inspector. Plain DOM, no framework, no build step. Every string from the
+// API goes through textContent (never as markup), so stored text can never become HTML.
+"use strict";
+
+const state = { current: null, offset: 0, pageSize: 50, types: [] };
+const $ = (id) => document.getElementById(id);
+
+function el(tag, className, text) {
+  const node = document.createElement(tag);
+  if (className) node.className = className;
+  if (text !== undefined && text !== null) node.textContent = String(text);
+  return node;
+}
+
+function when(ms) {
+  if (ms === null || ms === undefined) return "-";
+  return new Date(ms).toLocaleString();
+}
+
+async function api(path, options) {
+  const response = await fetch(path, Object.assign({ credentials: "same-origin" }, options));
+  let body = null;
+  try { body = await response.json(); } catch (_) { body = null; }
+  if (!response.ok) {
+    const message = body && body.error ? body.error : response.status + " " + response.statusText;
+    throw new Error(message);
+  }
+  return body;
+}
+
+function post(path, body) {
+  return api(path, {
+    method: "POST",
+    headers: { "Content-Type": "application/json", "X-Aalis-Request": "1" },
+    body: JSON.stringify(body || {}),
+  });
+}
+
+const enc = (sid) => encodeURIComponent(sid);
+
+async function loadSessions(reset) {
+  if (reset) state.offset = 0;
+  const page = await api("/api/sessions?offset=" + state.offset + "&limit=" + state.pageSize);
+  const list = $("sessions");
+  if (state.offset === 0) list.replaceChildren();
+  for (const info of page.sessions) {
+    const item = el("li");
+    const button = el("button");
+    button.dataset.session = info.session_id;
+    button.append(el("span", "sid", info.session_id));
+    button.append(el("span", "muted",
+      info.active + " active · " + info.archived + " archived · " + when(info.last_timestamp)));
+    if (info.session_id === state.current) button.setAttribute("aria-current", "true");
+    button.addEventListener("click", () => select(info.session_id));
+    item.append(button);
+    list.append(item);
+  }
+  $("session-total").textContent = "(" + page.total + ")";
+  const shown = state.offset + page.sessions.length;
+  $("more-sessions").hidden = shown >= page.total;
+}
+
+async function loadTypes() {
+  const result = await api("/api/clear-types");
+  state.types = result.types;
+  const box = $("clear-types");
+  box.replaceChildren(el("legend", null, "Clear"));
+  for (const type of state.types) {
+    const label = el("label");
+    const input = el("input");
+    input.type = "checkbox";
+    input.value = type.id;
+    input.checked = true;
+    label.append(input, " " + type.label);
+    box.append(label);
+  }
+}
+
+function renderTimeline(data) {
+  const summary = data.summary;
+  $("summary-text").textContent = summary ? summary.text : "(no summary)";
+  $("summary-meta").textContent = summary
+    ? "by " + summary.model + ", covers " + when(summary.covered_from) + " – " +
+      when(summary.covered_to) + ", updated " + when(summary.updated_at)
+    : "";
+  const parts = Object.entries(data.counts).map(([k, v]) => v + " " + k);
+  $("counts").textContent = data.total + " messages: " + (parts.join(", ") || "none") +
+    (data.truncated ? " (newest " + data.items.length + " shown)" : "");
+  const list = $("timeline");
+  list.replaceChildren();
+  for (const item of data.items) {
+    const m = item.message;
+    const row = el("li", item.state);
+    row.dataset.state = item.state;
+    if (item.state === "divider") {
+      row.textContent = (m.content || "compressed") + " · " + when(m.timestamp);
+    } else {
+      const label = m.role + (m.kind ? "/" + m.kind : "") + " · " + item.state + " · " + when(m.timestamp);
+      row.append(el("div", "meta", label));
+      let text = m.content || "";
+      for (const call of m.tool_calls || []) text += (text ? "\n" : "") + "→ " + call.name + "(" + call.arguments + ")";
+      row.append(el("div", "text", text || "(no content)"));
+    }
+    list.append(row);
+  }
+}
+
+async function refresh() {
+  if (state.current === null) return;
+  const sid = state.current;
+  try {
+    const data = await api("/api/sessions/" + enc(sid) + "/full");
+    if (sid === state.current) renderTimeline(data);
+  } catch (error) {
+    $("counts").textContent = error.message;
+    $("timeline").replaceChildren();
+    $("summary-text").textContent = "";
+    $("summary-meta").textContent = "";
+  }
+}
+
+async function select(sid) {
+  state.current = sid;
+  $("placeholder").hidden = true;
+  $("session").hidden = false;
+  $("session-title").textContent = sid;
+  $("rows").hidden = true;
+  for (const button of document.querySelectorAll("#sessions button")) {
+    button.setAttribute("aria-current", String(button.dataset.session === sid));
+  }
+  await refresh();
+}
+
+function showRows(title, rows) {
+  const box = $("rows");
+  box.replaceChildren(el("strong", null, title));
+  for (const row of rows) {
+    const line = el("div", "row" + (row.success ? "" : " failed"));
+    line.textContent = (row.success ? "ok " : "FAILED ") + (row.type || "-") + ": " +
+      row.message + " [" + row.source + "]";
+    box.append(line);
+  }
+  box.hidden = false;
+}
+
+async function compress() {
+  try {
+    await post("/api/sessions/" + enc(state.current) + "/compress");
+    showRows("Compressed", [{ success: true, type: "summary", message: "compression committed", source: "compression" }]);
+  } catch (error) {
+    showRows("Compression failed", [{ success: false, type: null, message: error.message, source: "compression" }]);
+  }
+}
+
+async function clear() {
+  const types = Array.from(document.querySelectorAll("#clear-types input:checked")).map((i) => i.value);
+  if (!types.length) return;
+  try {
+    const result = await post("/api/sessions/" + enc(state.current) + "/clear", { types });
+    showRows(result.history_cleared ? "Cleared" : "Cleared (history kept)", result.rows);
+  } catch (error) {
+    showRows("Clear failed", [{ success: false, type: null, message: error.message, source: "aalis" }]);
+  }
+  await Promise.all([refresh(), loadSessions(true)]);
+}
+
+function listen() {
+  const source = new EventSource("/api/events");
+  source.addEventListener("ready", () => { $("live").textContent = "live"; $("live").classList.remove("off"); });
+  source.addEventListener("error", () => { $("live").textContent = "offline"; $("live").classList.add("off"); });
+  source.addEventListener("history_changed", (event) => {
+    const data = JSON.parse(event.data);
+    if (data.session_id === state.current) refresh();
+    loadSessions(true);
+  });
+  source.addEventListener("resync", () => { refresh(); loadSessions(true); });
+}
+
+document.addEventListener("DOMContentLoaded", async () => {
+  $("compress").addEventListener("click", compress);
+  $("clear").addEventListener("click", clear);
+  $("more-sessions").addEventListener("click", () => { state.offset += state.pageSize; loadSessions(false); });
+  listen();
+  try {
+    await Promise.all([loadSessions(true), loadTypes()]);
+  } catch (error) {
+    $("placeholder").textContent = error.message;
+  }
+});

@@ -1,0 +1,129 @@
+"""The page in a real browser: Debian's chromium driven by Playwright (no browser download).
+
+It opens the page with the printed token, checks the timeline of a compressed session, presses
+Compress and waits for the update to arrive over the event stream (the button itself does not
+reload the timeline), sees an outside change arrive live, presses Clear and reads the rows.
+Screenshots go to ``$AALIS_SCREENSHOT_DIR`` (docs/host/img when refreshing the docs) or to
+the test's temporary directory.
+
+Without chromium the test is skipped on a developer machine and fails under CI (``CI`` set),
+since CI installs it (.ci/run).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from aalis_api_memory import compression
+from aalis_plugin_serve.testing import Served
+
+CHROMIUM_ARGS = [
+    "--headless=new",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+XSS = '<img src=x onerror="window.__xss = 1"><script>window.__xss = 2</script>'
+
+
+def chromium() -> str:
+    path = os.environ.get("AALIS_CHROMIUM") or shutil.which("chromium")
+    if path is None:
+        message = "chromium is not installed (apt-get install chromium)"
+        if os.environ.get("CI"):
+            pytest.fail(message)
+        pytest.skip(message)
+    return path
+
+
+@pytest.fixture
+async def page(tmp_path: Path) -> AsyncIterator[Any]:
+    executable = chromium()
+    playwright_api = pytest.importorskip("playwright.async_api")
+    async with playwright_api.async_playwright() as driver:
+        browser = await driver.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
+        context = await browser.new_context(viewport={"width": 1200, "height": 820})
+        page = await context.new_page()
+        page.set_default_timeout(15_000)
+        try:
+            yield page
+        finally:
+            await browser.close()
+
+
+def shots(tmp_path: Path) -> Path:
+    target = Path(os.environ.get("AALIS_SCREENSHOT_DIR") or tmp_path)
+    target.mkdir(parents=True, exist_ok=True)
+    return target
+
+
+def turns(start: int, count: int) -> list[tuple[str, str]]:
+    pairs = []
+    for index in range(start, start + count):
+        pairs.append(
+            (
+                "user",
+                f"Day {index}: we land in Lisbon at {9 + index % 8}:00, budget {index * 50} EUR.",
+            )
+        )
+        pairs.append(("assistant", f"Noted for day {index}."))
+    return pairs
+
+
+async def test_timeline_compress_live_update_and_clear(
+    served: Served, page: Any, tmp_path: Path
+) -> None:
+    await served.save("trip", *turns(1, 8), start=1_700_000_000_000, step=60_000)
+    await served.host.capability(compression).use.compress("trip")
+    await served.save("trip", ("user", XSS), *turns(9, 2), start=1_700_001_000_000, step=60_000)
+    await served.save("other", ("user", "another session"), start=1_600_000_000_000)
+    out = shots(tmp_path)
+
+    await page.goto(f"{served.url}/?token={served.token}")
+    assert page.url == f"{served.url}/"  # the token went into a cookie, out of the address
+    await page.wait_for_selector("#live:not(.off)")
+    await page.click('#sessions button[data-session="trip"]')
+    await page.wait_for_selector("#timeline li.summarised")
+    assert await page.locator("#timeline li.divider").count() == 1
+    assert await page.locator("#timeline li.active").count() >= 5
+    summary = await page.locator("#summary-text").text_content()
+    assert summary
+    assert summary != "(no summary)"
+    # Stored text is shown as text, never run as markup.
+    assert await page.locator("#timeline img, #timeline script").count() == 0
+    assert await page.evaluate("window.__xss") is None
+    assert await page.get_by_text(XSS).count() == 1
+    await page.screenshot(path=str(out / "serve-timeline.png"), full_page=True)
+
+    # Compress: the page learns of the new divider from the event stream only.
+    await page.click("#compress")
+    await page.locator("#timeline li.divider").nth(1).wait_for()
+    assert await page.locator("#timeline li.divider").count() == 2
+    assert "Compressed" in (await page.locator("#rows").text_content() or "")
+
+    # A change made elsewhere (here: by the host) arrives live too.
+    await served.save(
+        "trip", ("user", "a message saved while the page is open"), start=1_700_002_000_000
+    )
+    await served.host.emit("history_changed", session_id="trip")
+    await page.wait_for_selector("text=a message saved while the page is open")
+    await page.screenshot(path=str(out / "serve-compressed.png"), full_page=True)
+
+    await page.click("#clear")
+    await page.wait_for_selector("#rows .row")
+    rows = await page.locator("#rows .row").all_text_contents()
+    assert any(row.startswith("ok context") for row in rows), rows
+    assert any(row.startswith("ok summary") for row in rows), rows
+    await page.wait_for_selector("#counts:has-text('no session')")
+    assert await page.locator('#sessions button[data-session="trip"]').count() == 0
+    assert await page.locator('#sessions button[data-session="other"]').count() == 1
+    await page.screenshot(path=str(out / "serve-cleared.png"), full_page=True)
