@@ -35,6 +35,15 @@ class LoopBridge:
     def __init__(self, loop: asyncio.AbstractEventLoop | None = None) -> None:
         self._loop = loop
 
+    @classmethod
+    def here(cls) -> LoopBridge:
+        """A bridge bound to the running loop, if any: an adapter built inside the host's
+        loop can then serve synchronous calls from worker threads straight away."""
+        try:
+            return cls(asyncio.get_running_loop())
+        except RuntimeError:
+            return cls()
+
     @property
     def loop(self) -> asyncio.AbstractEventLoop | None:
         return self._loop

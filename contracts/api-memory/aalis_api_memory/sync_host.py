@@ -57,9 +57,10 @@ class SyncMemory:
     def __getattr__(self, name: str) -> Callable[..., Any]:
         if name.startswith("_"):
             raise AttributeError(name)
+        # Optional contract methods are detected with hasattr: answer as the provider does.
+        method = getattr(self._handle.use, name)
 
         def call(*args: Any, **kwargs: Any) -> Any:
-            method = getattr(self._handle.use, name)
             return self._bridge.call_sync(lambda: method(*args, **kwargs))
 
         call.__name__ = name

@@ -272,6 +272,8 @@ def test_sync_host_runs_turns_from_plain_code(tmp_path: Path) -> None:
         reply = aalis.turn("nb", "from a notebook", model=model, settings=SETTINGS)
         assert reply.content == "echo: from a notebook"
         assert [m.content for m in aalis.history("nb")] == ["from a notebook", reply.content]
+        assert hasattr(aalis.memory, "get_history")
+        assert not hasattr(aalis.memory, "no_such_method")
         rows = aalis.clear("session", "nb")
         assert any(r.type == "context" and r.success for r in rows)
         assert aalis.history("nb") == []

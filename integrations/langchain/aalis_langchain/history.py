@@ -75,7 +75,7 @@ class AalisChatMessageHistory(BaseChatMessageHistory):
             self._bridge = bridge
         else:
             self._host = host
-            self._bridge = LoopBridge()
+            self._bridge = LoopBridge.here()
         self._memory = memory if memory is not None else self._host.capability(memory_capability)
         self.platform = platform
         self.include_summary = include_summary

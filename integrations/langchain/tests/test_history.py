@@ -373,3 +373,15 @@ def test_reads_are_bounded_by_limit(aalis: SyncHost) -> None:
     limited = AalisChatMessageHistory("s1", aalis, limit=2)
     assert [m.content for m in limited.messages] == ["3", "4"]
     assert math.isinf(_history(aalis).limit)
+
+
+async def test_sync_calls_from_a_worker_thread_of_an_async_host(
+    tmp_path: Path, provider: str
+) -> None:
+    """LangChain runs sync callbacks in executor threads: built inside the host's loop, the
+    history hands them to that loop."""
+    async with Host(_config(tmp_path, provider), **_spec_kwargs()) as host:
+        history = AalisChatMessageHistory("s1", host)
+        await asyncio.to_thread(history.add_messages, [HumanMessage(content="from a thread")])
+        seen = await asyncio.to_thread(lambda: history.messages)
+        assert seen == [HumanMessage(content="from a thread")]

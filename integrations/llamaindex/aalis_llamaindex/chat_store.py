@@ -67,7 +67,7 @@ class AalisChatStore(BaseChatStore):
         if isinstance(bridge, LoopBridge) and inner is not None:
             self._host, self._bridge = inner, bridge
         else:
-            self._host, self._bridge = host, LoopBridge()
+            self._host, self._bridge = host, LoopBridge.here()
         self._memory = memory if memory is not None else self._host.capability(memory_capability)
 
     @classmethod
