@@ -16,7 +16,7 @@ docs/reference/turn.md.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 import attrs
@@ -243,8 +243,12 @@ async def add_contributions(
 ) -> PromptPlan:
     """``plan`` with the blocks plugins contribute (``prompt_contributions``), placed after
     the history and before the newest user message, so the shared head of the prompt stays
-    cacheable. When the blocks overflow the budget, the oldest history goes first; the
-    newest message always stays. A failing contributor is skipped (never fails the turn).
+    cacheable.
+
+    Blocks are taken in hook order while they fit in the room the history left in the
+    budget (a block that does not fit is skipped, a later smaller one may still go in), so
+    a long recall never pushes the prompt past the model's window and never displaces the
+    conversation. A failing or slow contributor is skipped (never fails the turn).
     """
     helpers = _prompt_module()
     if host is None or helpers is None:
@@ -264,31 +268,23 @@ async def add_contributions(
         )
     except Exception:
         blocks = []
-    if not blocks:
+    room = plan.usage.token_budget - plan.tokens
+    fitting: list[Any] = []
+    added = 0
+    for block in blocks:
+        tokens = estimate_message_tokens(block.to_message())
+        if added + tokens > room:
+            continue
+        fitting.append(block)
+        added += tokens
+    if not fitting:
         return plan
-    extra = sum(estimate_text_tokens(block.content) for block in blocks)
-    messages = list(plan.messages)
-    heads = plan.head
-    tokens = plan.tokens + extra
-    trimmed = plan.usage.trimmed
-    # Drop the oldest conversation messages (after the system head) while over budget.
-    while tokens > plan.usage.token_budget and len(messages) - heads > 1:
-        dropped = messages.pop(heads)
-        tokens -= estimate_message_tokens(dropped)
-        trimmed = True
-    conversation = messages[heads:]
-    usage = attrs.evolve(
-        plan.usage,
-        used=tokens,
-        trimmed=trimmed,
-        compressible=sum(estimate_message_tokens(m) for m in conversation[:-1]),
-    )
     return PromptPlan(
-        messages=tuple(helpers.insert_prompt_blocks(messages, blocks)),
-        usage=usage,
-        tokens=tokens,
-        head=heads,
-        contributions=tuple(blocks),
+        messages=tuple(helpers.insert_prompt_blocks(list(plan.messages), fitting)),
+        usage=plan.usage,
+        tokens=plan.tokens + added,
+        head=plan.head,
+        contributions=tuple(fitting),
     )
 
 
@@ -305,6 +301,7 @@ async def run_turn(
     settings: TurnSettings | None = None,
     compression: Any = None,
     emit: Callable[..., Awaitable[None]] | None = None,
+    reply_metadata: Mapping[str, Any] | None = None,
     clock: SessionClock = SESSION_CLOCK,
 ) -> TurnResult:
     """Run one turn of ``session_id``: ``text`` in, the model's reply out, both saved.
@@ -312,7 +309,8 @@ async def run_turn(
     ``host`` emits the events and collects prompt contributions; ``memory`` is a
     ``MemoryService`` (a handle's ``use``); ``compression`` a compression handle or service
     (for the summary), or None. ``emit`` replaces ``host.emit`` (a plugin passes
-    ``ctx.emit``). Raises ``TurnError`` (nothing was asked of the model),
+    ``ctx.emit``). ``reply_metadata`` is added to the reply's metadata (after ``platform``
+    and ``model``), e.g. a marker that keeps a stand-in's echo out of recall. Raises ``TurnError`` (nothing was asked of the model),
     ``TurnModelFailed`` or ``TurnReplyNotSaved``, each chaining the cause.
     """
     if not isinstance(session_id, str) or not session_id:
@@ -342,11 +340,12 @@ async def run_turn(
     except Exception as exc:
         raise TurnModelFailed(f"the model failed: {_reason(exc)}", user=user) from exc
     content = str(result.content)
-    reply_metadata: dict[str, Any] = {"model": str(model.id)}
+    metadata: dict[str, Any] = {"model": str(model.id)}
     if settings.platform is not None:
-        reply_metadata = {"platform": settings.platform, **reply_metadata}
+        metadata = {"platform": settings.platform, **metadata}
+    metadata.update(reply_metadata or {})
     reply = stamped(
-        Message(role="assistant", content=content, metadata=reply_metadata), session_id, clock
+        Message(role="assistant", content=content, metadata=metadata), session_id, clock
     )
     try:
         await memory.save_message(session_id, reply)

@@ -125,7 +125,9 @@ async def test_a_turn_saves_both_messages_and_reports(tmp_path: Path) -> None:
     ) as host:
         store = host.capability(memory).use
         first = await run_turn(host, store, model, "s", "hello", settings=SETTINGS)
-        second = await run_turn(host, store, model, "s", "again", settings=SETTINGS)
+        second = await run_turn(
+            host, store, model, "s", "again", settings=SETTINGS, reply_metadata={"x": 1}
+        )
         stored = await store.get_history("s", math.inf)
     assert [(m.role, m.content) for m in stored] == [
         ("user", "hello"),
@@ -138,6 +140,7 @@ async def test_a_turn_saves_both_messages_and_reports(tmp_path: Path) -> None:
     assert stamps == sorted(stamps)
     assert len(set(stamps)) == 4
     assert stored[1].metadata == {"platform": "tests", "model": "echo"}
+    assert stored[3].metadata == {"platform": "tests", "model": "echo", "x": 1}
     assert stored[0].metadata == {"platform": "tests"}
     # The second prompt: system prompt, then the whole conversation so far.
     assert [(m.role, m.content) for m in model.prompts[1]] == [
