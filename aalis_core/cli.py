@@ -92,6 +92,39 @@ def format_error(exc: BaseException) -> str:
     return redact(text)
 
 
+def stdout_closed(exc: BaseException) -> bool:
+    """True when ``exc`` is the reader of our stdout going away (``aalis ... | head -3``).
+
+    A ``BrokenPipeError`` from a plugin's own socket is an error like any other; only a
+    broken *stdout* means "the reader has what it wanted".
+    """
+    if not isinstance(exc, BrokenPipeError):
+        return False
+    try:
+        import select
+
+        poller = select.poll()
+        poller.register(sys.stdout.fileno(), select.POLLOUT)
+        events = poller.poll(0)
+    except (AttributeError, OSError, ValueError):  # no poll(), no real stdout: assume it is
+        return True
+    return any(mask & (select.POLLERR | select.POLLHUP) for _, mask in events)
+
+
+def quiet_exit_on_closed_stdout() -> None:
+    """End the process quietly, status 0, after the reader of stdout went away.
+
+    The reader (``head``) got all it asked for, so this is not a failure. stdout is pointed
+    at ``/dev/null`` first, or Python's final flush of it would print "Exception ignored".
+    """
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        pass
+    raise SystemExit(0)
+
+
 def fail(exc: BaseException) -> None:
     """Print ``exc`` as one line on stderr and exit with status 1."""
     click.echo(f"Error: {format_error(exc)}", err=True)
@@ -112,6 +145,8 @@ def run_async(coro: Coroutine[Any, Any, T]) -> T:
         click.echo("Aborted.", err=True)
         raise SystemExit(130) from None
     except Exception as exc:
+        if stdout_closed(exc):
+            quiet_exit_on_closed_stdout()
         if os.environ.get(DEBUG_ENV):
             raise
         fail(exc)
@@ -158,7 +193,9 @@ def load_plugin_commands(group: click.Group) -> list[str]:
             continue
         try:
             pm.register(found.plugin_class(), name=found.name)
-        except Exception as exc:
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:  # SystemExit too: one plugin never ends the CLI
             get_logger(found.name).warning("plugin not loaded for commands", error=error_text(exc))
             continue
         order.append(found.name)
@@ -170,7 +207,9 @@ def load_plugin_commands(group: click.Group) -> list[str]:
     for impl in impls:
         try:
             impl.function(*[group for _ in impl.argnames])
-        except Exception as exc:
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:  # SystemExit too
             get_logger(impl.plugin_name).warning("register_commands failed", error=error_text(exc))
             continue
         registered.append(impl.plugin_name)
@@ -206,6 +245,16 @@ class AalisGroup(click.Group):
         self._loaded_for = key
         load_plugin_commands(self)
         self._plugin_command_names = set(self.commands) - before
+
+    def invoke(self, ctx: click.Context) -> Any:
+        # click turns a broken pipe into exit status 1; a closed stdout is the reader
+        # (``| head``) having enough, not a failure: end quietly with 0.
+        try:
+            return super().invoke(ctx)
+        except BrokenPipeError as exc:
+            if stdout_closed(exc):
+                quiet_exit_on_closed_stdout()
+            raise
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         self.load_plugin_commands()
@@ -255,8 +304,11 @@ disabled = []                  # plugin names to skip; AALIS_LOAD_PLUGINS=a,b li
 # [plugins.memory-sqlite]
 # path = "aalis.db"            # relative to data_dir
 #
+# A real model for `aalis chat` and summaries: any OpenAI-compatible endpoint.
 # [plugins.llm-openai]
-# api_key = "${{OPENAI_API_KEY}}"
+# base_url = "https://api.openai.com/v1"   # or http://127.0.0.1:11434/v1 (Ollama), ...
+# model = "gpt-4o-mini"
+# api_key = "${{OPENAI_API_KEY}}"          # unset: only llm-openai fails, the rest runs
 
 # Which provider serves a capability by default (otherwise: highest priority wins).
 # A pinned provider that is not active makes the capability absent; it never falls back.
@@ -307,6 +359,11 @@ def _bindings_text(info: PluginInfo) -> str:
     return ", ".join(f"{cap}={provider or '-'}" for cap, provider in info.bindings.items())
 
 
+def _provides_text(info: PluginInfo) -> str:
+    text = ", ".join(info.provides) or "-"
+    return f"{text} ({info.label})" if info.label else text
+
+
 def format_plugins_table(infos: Sequence[PluginInfo]) -> str:
     """Plain-text table of ``host.plugins()`` (error last: it is the long column)."""
     header = ("NAME", "VERSION", "STATE", "PROVIDES", "BINDINGS", "ERROR")
@@ -315,7 +372,7 @@ def format_plugins_table(infos: Sequence[PluginInfo]) -> str:
             info.name,
             info.version or "-",
             info.state,
-            ", ".join(info.provides) or "-",
+            _provides_text(info),
             _bindings_text(info) or "-",
             info.error or "",
         )
@@ -334,17 +391,21 @@ def format_plugins_table(infos: Sequence[PluginInfo]) -> str:
 def plugins_command(as_json: bool) -> None:
     """List plugins: name, version, state, error, capabilities and bindings."""
 
-    async def collect() -> list[PluginInfo]:
+    async def collect() -> tuple[list[PluginInfo], dict[str, str | None]]:
         async with open_host() as host:
-            return host.plugins()
+            return host.plugins(), host.consumer_bindings(CLI_CONSUMER)
 
-    infos = run_async(collect())
+    infos, cli_bindings = run_async(collect())
     if as_json:
         click.echo(json.dumps([info.to_json() for info in infos], indent=2))
     elif not infos:
         click.echo("No plugins installed.")
     else:
         click.echo(format_plugins_table(infos))
+        # The commands themselves are a consumer: say where `aalis history`, `import`...
+        # read and write, so a broken default store is visible here too.
+        shown = ", ".join(f"{cap}={provider or '-'}" for cap, provider in cli_bindings.items())
+        click.echo(f"The aalis commands (consumer {CLI_CONSUMER!r}) use: {shown or '-'}")
 
 
 # ------------------------------------------------------------------------------------------
@@ -362,6 +423,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     except SystemExit:
         raise
     except Exception as exc:
+        if stdout_closed(exc):
+            quiet_exit_on_closed_stdout()
         if os.environ.get(DEBUG_ENV):
             raise
         click.echo(f"Error: {format_error(exc)}", err=True)

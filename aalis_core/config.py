@@ -33,7 +33,7 @@ from typing import Any, Literal
 
 import attrs
 
-from aalis_core.logging import redact
+from aalis_core.redaction import is_secret_key, redact
 
 DEFAULT_DATA_DIR = ".aalis"
 #: Consumer names that are not plugins (SPEC §2.2).
@@ -101,13 +101,25 @@ class ConfigError(ValueError):
 LogLevel = Literal["debug", "info", "warning", "error", "critical"]
 
 
+def _positive_seconds(inst: object, attribute: attrs.Attribute[Any], value: float) -> None:
+    if not (0 < value < float("inf")):
+        raise ValueError(f"{attribute.name} must be a positive number of seconds")
+
+
 @attrs.frozen
 class HostSettings:
-    """The ``[host]`` table."""
+    """The ``[host]`` table.
+
+    The three time limits bound plugin code (docs/host/time-limits.md): ``start`` and
+    ``stop`` per plugin, ``hook_timeout`` per middleware and per event listener.
+    """
 
     data_dir: str = DEFAULT_DATA_DIR
     log_level: LogLevel = "info"
     log_format: Literal["console", "json"] | None = None
+    start_timeout: float = attrs.field(default=30.0, validator=_positive_seconds)
+    stop_timeout: float = attrs.field(default=10.0, validator=_positive_seconds)
+    hook_timeout: float = attrs.field(default=30.0, validator=_positive_seconds)
 
 
 @attrs.frozen
@@ -120,6 +132,8 @@ class HostConfig:
     host_keys: frozenset[str] = frozenset()
     disabled: tuple[str, ...] = ()
     plugin_tables: Mapping[str, Mapping[str, Any]] = attrs.field(factory=dict)
+    #: problems found while substituting ``${NAME}`` in a plugin's table, by plugin name
+    plugin_problems: Mapping[str, tuple[ConfigProblem, ...]] = attrs.field(factory=dict)
     capabilities: Mapping[str, str] = attrs.field(factory=dict)
     consumers: Mapping[str, Mapping[str, str]] = attrs.field(factory=dict)
 
@@ -166,7 +180,25 @@ def parse_config(
     problems: list[ConfigProblem] = []
     if not isinstance(data, Mapping):
         raise ConfigError("expected a table (mapping) at the top level", file=source)
-    data = _substitute_env(data, source, None, problems)
+    # ``${NAME}`` problems inside one plugin's table belong to that plugin (it alone fails,
+    # see validate_plugins); everywhere else they are the host's and stop everything.
+    plugin_problems: dict[str, list[ConfigProblem]] = {}
+    substituted: dict[str, Any] = {}
+    for top, section in data.items():
+        if top == "plugins" and isinstance(section, Mapping):
+            tables: dict[str, Any] = {}
+            for name, value in section.items():
+                if isinstance(value, Mapping):
+                    own: list[ConfigProblem] = []
+                    tables[name] = _substitute_env(value, source, f"plugins.{name}", own)
+                    if own:
+                        plugin_problems[str(name)] = own
+                else:
+                    tables[name] = _substitute_env(value, source, "plugins", problems, str(name))
+            substituted[top] = tables
+        else:
+            substituted[top] = _substitute_env({top: section}, source, None, problems)[top]
+    data = substituted
     for key in data:
         if key not in _TOP_LEVEL:
             problems.append(
@@ -286,6 +318,7 @@ def parse_config(
         host_keys=frozenset(host_table),
         disabled=tuple(disabled),
         plugin_tables=plugin_tables,
+        plugin_problems={k: tuple(v) for k, v in plugin_problems.items()},
         capabilities=capabilities,
         consumers=consumers,
     )
@@ -316,6 +349,8 @@ class PluginConfigs:
     unconfigured: Mapping[str, str]
     #: plugin name -> its ``Config`` class itself is broken (a plugin bug, not a user error)
     broken: Mapping[str, str] = attrs.field(factory=dict)
+    #: plugin name -> what is wrong in its ``[plugins.<name>]`` table (that plugin alone fails)
+    invalid: Mapping[str, tuple[ConfigProblem, ...]] = attrs.field(factory=dict)
 
 
 def validate_plugins(config: HostConfig, plugins: Mapping[str, PluginSchema]) -> PluginConfigs:
@@ -333,6 +368,7 @@ def validate_plugins(config: HostConfig, plugins: Mapping[str, PluginSchema]) ->
     configs: dict[str, Any] = {}
     unconfigured: dict[str, str] = {}
     broken: dict[str, str] = {}
+    invalid: dict[str, tuple[ConfigProblem, ...]] = {}
 
     for name in config.plugin_tables:
         if name not in plugins:
@@ -344,17 +380,31 @@ def validate_plugins(config: HostConfig, plugins: Mapping[str, PluginSchema]) ->
                 )
             )
 
+    for name in config.disabled:
+        if name not in plugins:
+            problems.append(
+                config.problem(
+                    "plugins",
+                    "disabled",
+                    f"no installed plugin is named {name!r}; installed plugins: {installed}",
+                )
+            )
+
     for name, schema in plugins.items():
         if not schema.loaded:
             continue
         given = config.plugin_tables.get(name)
         where = f"plugins.{name}"
+        own = list(config.plugin_problems.get(name, ()))
         if schema.config_class is None:
             for key in given or {}:
-                problems.append(
+                own.append(
                     config.problem(where, key, f"unknown key; plugin {name!r} takes no settings")
                 )
-            configs[name] = None
+            if own:
+                invalid[name] = tuple(own)
+            else:
+                configs[name] = None
             continue
         if given is None:
             missing = _required_keys(schema.config_class)
@@ -364,13 +414,18 @@ def validate_plugins(config: HostConfig, plugins: Mapping[str, PluginSchema]) ->
                 )
                 continue
             given = {}
+        if own:  # a ${NAME} that could not be substituted: the values are not the user's
+            invalid[name] = tuple(own)
+            continue
         try:
-            value = _structure_into(schema.config_class, given, config.source, where, problems)
+            value = _structure_into(schema.config_class, given, config.source, where, own)
         except Exception as exc:  # the plugin's Config code crashed: that plugin fails alone
             text = " ".join(str(exc).split())
             broken[name] = redact(f"config failed: {type(exc).__name__}: {text}")
             continue
-        if value is not _FAILED:
+        if own:
+            invalid[name] = tuple(own)
+        elif value is not _FAILED:
             configs[name] = value
 
     def check_provider(table: str, key: str, cap: str, provider: str) -> None:
@@ -428,7 +483,7 @@ def validate_plugins(config: HostConfig, plugins: Mapping[str, PluginSchema]) ->
 
     if problems:
         raise ConfigError(problems=problems)
-    return PluginConfigs(configs=configs, unconfigured=unconfigured, broken=broken)
+    return PluginConfigs(configs=configs, unconfigured=unconfigured, broken=broken, invalid=invalid)
 
 
 # --------------------------------------------------------------------------------------------
@@ -488,6 +543,21 @@ def _substitute_env(
                 return ""
             return env
 
+        leftover = _ENV_REF.sub("", value).replace("$${", "")
+        if "${" in leftover:
+            start = leftover[leftover.index("${") + 2 :]
+            name = re.match(r"[A-Za-z0-9_]{0,40}", start)
+            shown = name.group(0) if name else ""
+            problems.append(
+                ConfigProblem(
+                    source,
+                    table,
+                    key,
+                    f"unterminated environment reference ${{{shown} (no closing brace); "
+                    "expected ${NAME}, or $${ for a literal ${",
+                )
+            )
+            return ""
         result = _ENV_REF.sub(replace, value)
         if not names:
             return result
@@ -639,10 +709,9 @@ def _structure_into(
         try:
             value = _convert(raw, tp, source, table_name, key, problems)
         except _Mismatch as exc:
+            got = _describe_value(raw, secret=is_secret_key(key))
             problems.append(
-                ConfigProblem(
-                    source, table_name, key, f"expected {exc.expected}, got {_describe_value(raw)}"
-                )
+                ConfigProblem(source, table_name, key, f"expected {exc.expected}, got {got}")
             )
             continue
         except _NestedFailed:
@@ -651,14 +720,13 @@ def _structure_into(
             try:
                 field.validator(None, field, value)
             except (ValueError, TypeError) as exc:
-                problems.append(
-                    ConfigProblem(
-                        source,
-                        table_name,
-                        key,
-                        f"invalid value {_describe_value(raw)}: {_exc_text(exc)}",
-                    )
-                )
+                if is_secret_key(key):
+                    # A secret under the wrong key is still a secret: name the key only.
+                    reason = _without_value(_exc_text(exc), raw)
+                    message = f"invalid value ({_describe_value(raw, secret=True)}): {reason}"
+                else:
+                    message = f"invalid value {_describe_value(raw)}: {_exc_text(exc)}"
+                problems.append(ConfigProblem(source, table_name, key, message))
                 continue
             except Exception:  # a validator that needs the instance: checked on construction
                 pass
@@ -882,7 +950,18 @@ def _plural(description: str) -> str:
     return description
 
 
-def _describe_value(value: Any) -> str:
+def _without_value(text: str, value: Any) -> str:
+    """``text`` with every literal rendering of ``value`` replaced by ``***``."""
+    if isinstance(value, str) and value:
+        for shown in sorted({repr(value), repr(str(value)), str(value)}, key=len, reverse=True):
+            text = text.replace(shown, "***")
+    return text
+
+
+def _describe_value(value: Any, *, secret: bool = False) -> str:
+    """How a refused value is named in a message; ``secret`` names only its kind."""
+    if secret and isinstance(value, str):
+        return "a string" if not isinstance(value, EnvStr) else _describe_value(value)
     if isinstance(value, EnvStr):
         refs = ", ".join(f"${{{n}}}" for n in value.env_names)
         return f"a string from {refs}"

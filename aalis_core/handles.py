@@ -12,6 +12,10 @@ and the handle answers two questions at the moment they are asked: is a provider
 - Pinned handles (``[consumers.<c>]`` or ``[capabilities.<cap>] provider``) stay on their
   provider and are absent while it is not active: falling back to another store would
   split one conversation across two databases.
+- A *volatile* provider (an in-memory store) never serves an unpinned handle while a durable
+  plugin that declares the same capability is installed and not disabled, even if it failed
+  to start: chatting into RAM while the database is broken would lose every word at exit
+  without anyone noticing (docs/host/providers.md, "No silent loss of durability").
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ from __future__ import annotations
 import functools
 import inspect
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any, Generic, TypeVar, cast
+from typing import Any, Generic, NamedTuple, TypeVar, cast
 
 from aalis_core.capability import Capability, CapabilityAbsent
 
@@ -33,7 +37,7 @@ class ProviderRecord:
     check it on every access.
     """
 
-    __slots__ = ("capability", "instance", "live", "load_index", "plugin", "priority")
+    __slots__ = ("capability", "instance", "live", "load_index", "plugin", "priority", "volatile")
 
     def __init__(
         self,
@@ -42,12 +46,14 @@ class ProviderRecord:
         instance: Any,
         priority: int,
         load_index: int,
+        volatile: bool = False,
     ) -> None:
         self.capability = capability
         self.plugin = plugin
         self.instance = instance
         self.priority = priority
         self.load_index = load_index
+        self.volatile = volatile
         self.live = True
 
     def rank(self) -> tuple[int, int]:
@@ -60,6 +66,22 @@ class ProviderRecord:
             f"<provider {self.capability.name!r} from {self.plugin!r} "
             f"priority={self.priority} {state}>"
         )
+
+
+class DurableDeclarer(NamedTuple):
+    """A non-volatile plugin that declares a capability in ``provides`` and is not disabled.
+
+    ``active`` is False when it is installed but not serving (failed, pending, stopped);
+    ``error`` is why, as the host recorded it.
+    """
+
+    plugin: str
+    active: bool
+    state: str
+    error: str | None
+
+
+DeclarersFn = Callable[[str], list[DurableDeclarer]]
 
 
 class CapabilityRegistry:
@@ -80,6 +102,24 @@ class CapabilityRegistry:
             consumer: dict(pins) for consumer, pins in (consumer_pins or {}).items()
         }
         self.generation = 0
+        self._declarers: DeclarersFn = lambda _capability: []
+
+    def set_declarers(self, declarers: DeclarersFn) -> None:
+        """Where to learn which durable plugins declare a capability (the host's states).
+
+        The host calls ``touch()`` whenever a plugin's state changes, so cached handle
+        resolutions are recomputed.
+        """
+        self._declarers = declarers
+        self.generation += 1
+
+    def touch(self) -> None:
+        """A plugin state changed: handles re-resolve on their next read."""
+        self.generation += 1
+
+    def durable_declarers(self, capability: str) -> list[DurableDeclarer]:
+        """Non-volatile, not disabled plugins that declare ``capability`` in ``provides``."""
+        return self._declarers(capability)
 
     # -- pins -----------------------------------------------------------------------------
     def pin_for(self, capability: str, consumer: str) -> str | None:
@@ -130,11 +170,52 @@ class CapabilityRegistry:
                 if record.plugin == target:
                     return record
             return None
+        durable = [r for r in records if not r.volatile]
+        if durable:
+            return max(durable, key=ProviderRecord.rank)
+        if self._declarers(capability):
+            return None  # a durable store is installed but down: never stand in for it
         return max(records, key=ProviderRecord.rank)
+
+    def absence_reason(self, capability: str, consumer: str, pin: str | None = None) -> str:
+        """Why ``consumer`` has no provider of ``capability``: one clause for an error line."""
+        pinned = pin if pin is not None else self.pin_for(capability, consumer)
+        if pinned is not None:
+            return f"pinned provider {pinned!r} is not active"
+        declarers = self._declarers(capability)
+        live = {r.plugin for r in self._records.get(capability, ())}
+        down = [d for d in declarers if d.plugin not in live]
+        if down:
+            parts = [_down_clause(d, capability) for d in down]
+            volatile = [r.plugin for r in self._records.get(capability, ()) if r.volatile]
+            tail = (
+                f"; the volatile {', '.join(volatile)} is not used in its place" if volatile else ""
+            )
+            return "; ".join(parts) + tail
+        return "no active provider"
 
     def handle(self, capability: Capability[T], consumer: str, pin: str | None = None) -> Handle[T]:
         """A new handle for ``consumer`` on ``capability``."""
         return Handle(self, capability, consumer, pin)
+
+
+_STATE_WORDS = {
+    "error": "failed",
+    "pending": "is waiting",
+    "stopped": "stopped",
+    "discovered": "has not started",
+    "active": "is active",
+}
+
+
+def _down_clause(declarer: DurableDeclarer, capability: str) -> str:
+    """``memory-sqlite failed (start failed: file is not a database)``."""
+    state = _STATE_WORDS.get(declarer.state, f"is {declarer.state}")
+    if declarer.error:
+        return f"{declarer.plugin} {state} ({declarer.error})"
+    if declarer.state == "active":
+        return f"{declarer.plugin} is active but provides no {capability!r}"
+    return f"{declarer.plugin} {state}"
 
 
 class Handle(Generic[T]):
@@ -207,12 +288,7 @@ class Handle(Generic[T]):
         """
         record = self._record()
         if record is None:
-            pinned = self.pinned
-            reason = (
-                f"pinned provider {pinned!r} is not active"
-                if pinned is not None
-                else "no active provider"
-            )
+            reason = self._registry.absence_reason(self.capability.name, self.consumer, self._pin)
             raise CapabilityAbsent(self.capability.name, self.consumer, reason)
         proxy = self._cache_proxy
         if proxy is None:
@@ -313,4 +389,11 @@ def unwrap(obj: Any) -> Any:
     return obj
 
 
-__all__ = ["CapabilityRegistry", "Handle", "ProviderProxy", "ProviderRecord", "unwrap"]
+__all__ = [
+    "CapabilityRegistry",
+    "DurableDeclarer",
+    "Handle",
+    "ProviderProxy",
+    "ProviderRecord",
+    "unwrap",
+]

@@ -17,6 +17,7 @@ Design choices, and why:
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import os
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
@@ -38,6 +39,7 @@ from aalis_core.config import (
     parse_config,
     validate_plugins,
 )
+from aalis_core.containment import PluginTimeout, call_plugin, describe, format_seconds
 from aalis_core.context import Caps, PluginContext
 from aalis_core.discovery import (
     check_plugin_class,
@@ -45,7 +47,8 @@ from aalis_core.discovery import (
     discover_plugins,
     error_text,
 )
-from aalis_core.handles import CapabilityRegistry, Handle, ProviderRecord
+from aalis_core.handles import CapabilityRegistry, DurableDeclarer, Handle, ProviderRecord
+from aalis_core.hook_runner import CallNextNotAwaited, deliver, run_onion
 from aalis_core.logging import configure_logging, get_logger, redact
 from aalis_core.markers import PROJECT_NAME
 from aalis_core.plugin import Plugin, PluginDisabled
@@ -78,10 +81,12 @@ class PluginInfo:
     provides: list[str]
     #: capability name -> provider plugin its handle is bound to now (None: absent)
     bindings: dict[str, str | None]
+    #: the plugin's ``label`` (what kind of thing it provides, e.g. "lexical"), if it has one
+    label: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        """A JSON-ready dict (used by ``aalis plugins --json``)."""
-        return {
+        """A JSON-ready dict (used by ``aalis plugins --json``); ``label`` only when set."""
+        out: dict[str, Any] = {
             "name": self.name,
             "version": self.version,
             "state": self.state,
@@ -89,6 +94,14 @@ class PluginInfo:
             "provides": list(self.provides),
             "bindings": dict(self.bindings),
         }
+        if self.label is not None:
+            out["label"] = self.label
+        return out
+
+
+def _label(plugin: object) -> str | None:
+    label = getattr(plugin, "label", None)
+    return label if isinstance(label, str) and label else None
 
 
 class _Entry:
@@ -144,6 +157,13 @@ class _Entry:
 _Phase = Literal["new", "starting", "running", "stopping", "stopped"]
 
 
+def _stop_text(exc: BaseException) -> str:
+    """``timed out after 10 s; abandoned`` for a time-out, the error text otherwise."""
+    if isinstance(exc, PluginTimeout):
+        return f"{exc}; abandoned"
+    return describe(exc)
+
+
 def _declaration_problem(plugin: Plugin) -> str | None:
     """Why a plugin's class attributes cannot be used (None when they are fine).
 
@@ -162,6 +182,8 @@ def _declaration_problem(plugin: Plugin) -> str | None:
         return f"plugin {name!r}: `provides` must be a tuple of Capability objects"
     if not all(isinstance(c, Capability) for c in provides):
         return f"plugin {name!r}: `provides` must be a tuple of Capability objects"
+    if not isinstance(getattr(plugin, "volatile", False), bool):
+        return f"plugin {name!r}: `volatile` must be True or False"
     config_class = getattr(plugin, "Config", None)
     if config_class is not None and not attrs.has(config_class):
         return f"plugin {name!r}: `Config` must be an attrs class (got {config_class!r})"
@@ -211,6 +233,7 @@ class Host:
             configure_logging(parsed.host.log_level, parsed.host.log_format)
         self._logger = get_logger(None, component="host")
         self._registry = CapabilityRegistry(parsed.capabilities, parsed.consumers)
+        self._registry.set_declarers(self._durable_declarers)
         self._pm = pluggy.PluginManager(PROJECT_NAME)
         self._pm.add_hookspecs(core_hookspecs)
         #: hookspec entry points that failed to import: (entry-point name, message)
@@ -218,6 +241,10 @@ class Host:
         self._entries: dict[str, _Entry] = {}
         self._start_order: list[str] = []
         self._phase: _Phase = "new"
+        #: plugin name -> the problems of its ``[plugins.<name>]`` table (plugin in ``error``)
+        self._config_errors: dict[str, ConfigError] = {}
+        #: event deliveries still running after their emitter stopped waiting
+        self._deliveries: set[asyncio.Task[None]] = set()
 
         for found in discover_hookspecs():
             if found.module is None:
@@ -279,7 +306,9 @@ class Host:
                 if found.plugin_class is not None:
                     try:
                         entry.plugin = found.plugin_class()
-                    except Exception as exc:
+                    except KeyboardInterrupt:
+                        raise
+                    except BaseException as exc:  # SystemExit too
                         entry.state = "error"
                         entry.error = f"could not instantiate: {error_text(exc)}"
                 self._entries[found.name] = entry
@@ -322,6 +351,13 @@ class Host:
             entry = self._entries[name]
             entry.state = "error"
             entry.error = reason
+        self._config_errors = {
+            name: ConfigError(problems=problems) for name, problems in result.invalid.items()
+        }
+        for name, error in self._config_errors.items():
+            entry = self._entries[name]
+            entry.state = "error"
+            entry.error = f"invalid configuration: {error}"
         for name, value in result.configs.items():
             self._entries[name].config = value
         # Failures found before start (import, instantiation, declaration, config class) are
@@ -358,6 +394,7 @@ class Host:
                     return
 
     def _fail(self, entry: _Entry, message: str) -> None:
+        self._registry.touch()
         entry.state = "error"
         entry.error = redact(message)
         (entry.logger or self._logger).error("plugin failed", plugin=entry.name, error=entry.error)
@@ -426,6 +463,7 @@ class Host:
     async def _attempt(self, entry: _Entry) -> None:
         missing = self._missing_requirements(entry)
         if missing:
+            self._registry.touch()
             entry.state = "pending"
             entry.error = f"waiting for capability {', '.join(missing)}"
             return
@@ -462,13 +500,23 @@ class Host:
 
     async def _start_entry(self, entry: _Entry) -> bool:
         """Start one plugin; True when it became active."""
+        try:
+            return await self._start_entry_inner(entry)
+        finally:
+            # Its state changed whatever happened: a durable provider that failed (or
+            # disabled itself) changes what unpinned handles of its capability may bind to.
+            self._registry.touch()
+
+    async def _start_entry_inner(self, entry: _Entry) -> bool:
         plugin = entry.plugin
         assert plugin is not None
         entry.ctx = self._make_context(entry)
         entry.start_called = True
         entry.starting = True
+        ctx = entry.ctx
+        limit = self._config.host.start_timeout
         try:
-            await plugin.start(entry.ctx)
+            await call_plugin(lambda: plugin.start(ctx), limit, name=entry.name)
         except PluginDisabled as exc:
             entry.starting = False
             entry.state = "disabled"
@@ -477,9 +525,14 @@ class Host:
             entry.logger.info("plugin disabled itself", reason=entry.error)
             await self._cleanup_failed_start(entry)
             return False
+        except PluginTimeout as exc:
+            entry.starting = False
+            self._fail(entry, f"start {exc}")
+            await self._cleanup_failed_start(entry)
+            return False
         except Exception as exc:
             entry.starting = False
-            self._fail(entry, f"start failed: {error_text(exc)}")
+            self._fail(entry, f"start failed: {describe(exc)}")
             await self._cleanup_failed_start(entry)
             return False
         entry.starting = False
@@ -493,11 +546,12 @@ class Host:
     async def _cleanup_failed_start(self, entry: _Entry) -> None:
         """Withdraw what a failed start provided and run ``stop`` (it may be half-started)."""
         self._registry.withdraw(entry.name)
-        assert entry.plugin is not None
+        plugin = entry.plugin
+        assert plugin is not None
         try:
-            await entry.plugin.stop()
+            await call_plugin(plugin.stop, self._config.host.stop_timeout, name=entry.name)
         except Exception as exc:
-            message = f"stop after failed start failed: {error_text(exc)}"
+            message = f"stop after failed start failed: {_stop_text(exc)}"
             entry.error = f"{entry.error}; {message}" if entry.error else message
             assert entry.logger is not None
             entry.logger.error("plugin stop failed", error=message)
@@ -508,12 +562,25 @@ class Host:
             return
         self._phase = "stopping"
         try:
+            await self._finish_deliveries()
             for name in reversed(self._start_order):
                 entry = self._entries[name]
                 if entry.state == "active":
                     await self._stop_entry(entry)
         finally:
             self._phase = "stopped"
+
+    async def _finish_deliveries(self) -> None:
+        """Let event deliveries still running end (up to ``stop_timeout``), then cancel them."""
+        if not self._deliveries:
+            return
+        pending = set(self._deliveries)
+        _, late = await asyncio.wait(pending, timeout=self._config.host.stop_timeout)
+        for task in late:
+            task.cancel()
+        if late:
+            self._logger.warning("event deliveries cancelled at stop", count=len(late))
+            await asyncio.wait(late, timeout=1.0)
 
     async def stop_plugin(self, name: str) -> None:
         """Stop one active plugin now (its providers leave; consumers' handles follow).
@@ -530,14 +597,16 @@ class Host:
 
     async def _stop_entry(self, entry: _Entry) -> None:
         self._registry.withdraw(entry.name)
-        assert entry.plugin is not None
+        plugin = entry.plugin
+        assert plugin is not None
         assert entry.logger is not None
         try:
-            await entry.plugin.stop()
+            await call_plugin(plugin.stop, self._config.host.stop_timeout, name=entry.name)
         except Exception as exc:
-            self._fail(entry, f"stop failed: {error_text(exc)}")
+            self._fail(entry, f"stop failed: {_stop_text(exc)}")
             return
         entry.state = "stopped"
+        self._registry.touch()
         entry.logger.debug("plugin stopped")
 
     # ----------------------------------------------------------------------------------
@@ -584,9 +653,51 @@ class Host:
         if any(r.plugin == plugin for r in self._registry.records(cap.name)):
             raise ValueError(f"plugin {plugin!r} already provides {cap.name!r}")
         wrapped = cap.adapter(instance) if cap.adapter is not None else instance
-        self._registry.add(ProviderRecord(cap, plugin, wrapped, priority, entry.load_index))
+        volatile = bool(getattr(entry.plugin, "volatile", False))
+        self._registry.add(
+            ProviderRecord(cap, plugin, wrapped, priority, entry.load_index, volatile)
+        )
         assert entry.logger is not None
         entry.logger.debug("capability provided", capability=cap.name, priority=priority)
+
+    def _durable_declarers(self, capability: str) -> list[DurableDeclarer]:
+        """Loaded, not disabled, non-volatile plugins declaring ``capability`` in ``provides``.
+
+        Their presence is what keeps a volatile provider off unpinned handles: a durable
+        store that is installed but broken must make the capability absent, loudly, rather
+        than let the conversation go into RAM.
+        """
+        found: list[DurableDeclarer] = []
+        for entry in sorted(self._entries.values(), key=lambda e: e.load_index):
+            plugin = entry.plugin
+            if plugin is None or not entry.declared or entry.state == "disabled":
+                continue
+            if getattr(plugin, "volatile", False) is not False:
+                continue
+            if not any(c.name == capability for c in entry.provides()):
+                continue
+            found.append(
+                DurableDeclarer(entry.name, entry.state == "active", entry.state, entry.error)
+            )
+        return found
+
+    def consumer_bindings(self, consumer: str) -> dict[str, str | None]:
+        """What ``consumer`` (``cli``, ``host``, or a plugin) is bound to, per capability
+        that some loaded plugin provides or consumes (None: absent)."""
+        names: dict[str, None] = {}
+        for entry in sorted(self._entries.values(), key=lambda e: e.load_index):
+            for cap in [*entry.provides(), *entry.capabilities("all").values()]:
+                names.setdefault(cap.name, None)
+        bindings: dict[str, str | None] = {}
+        for name in names:
+            record = self._registry.resolve(name, consumer)
+            bindings[name] = record.plugin if record is not None else None
+        return bindings
+
+    def absence_reason(self, cap: Capability[Any] | str, consumer: str | None = None) -> str:
+        """Why ``consumer``'s handle on ``cap`` is absent (the text ``CapabilityAbsent`` carries)."""
+        name = cap if isinstance(cap, str) else cap.name
+        return self._registry.absence_reason(name, consumer or self.default_consumer)
 
     def providers(self, cap: Capability[Any] | str) -> list[str]:
         """Active providers of a capability, best first (priority, then load order)."""
@@ -611,9 +722,18 @@ class Host:
                     error=entry.error,
                     provides=[c.name for c in entry.provides()],
                     bindings=bindings,
+                    label=_label(entry.plugin),
                 )
             )
         return infos
+
+    def config_errors(self) -> dict[str, ConfigError]:
+        """The plugins whose ``[plugins.<name>]`` table is invalid, with its problems.
+
+        Such a plugin is in ``error`` and the rest runs; a host that would rather not start
+        at all can ``raise`` one of these (they name file, table and key).
+        """
+        return dict(self._config_errors)
 
     def plugin(self, name: str) -> Plugin | None:
         """The plugin instance registered under ``name`` (None if unknown or not loaded)."""
@@ -658,32 +778,58 @@ class Host:
     async def emit(self, event: str, **payload: Any) -> None:
         """Call every implementation of ``event`` (sync or async) in order.
 
-        An implementation that raises is logged with its plugin's name; the others still
-        run and the emitter never sees the error. Raises ``ValueError`` for an event no
-        hookspec declares and ``TypeError`` for a payload that does not match the spec.
+        An implementation that raises (``SystemExit`` included) or runs past ``[host]
+        hook_timeout`` is logged with its plugin's name; the others still run and the
+        emitter never sees the error. The emitter waits at most ``hook_timeout`` for the
+        whole delivery: what is still running then goes on in the background and ``stop``
+        waits for it (up to ``stop_timeout``). Raises ``ValueError`` for an event no hookspec
+        declares and ``TypeError`` for a payload that does not match the spec.
+        """
+        await self.emit_each(event, [payload])
+
+    async def emit_each(self, event: str, payloads: Iterable[Mapping[str, Any]]) -> None:
+        """``emit(event, **payload)`` for each payload in order, within ONE wait.
+
+        For an emitter that announces many things at once (a clear of every session emits
+        ``history_changed`` per session): it waits at most ``hook_timeout`` for all of
+        them together, not once per payload. Every payload is checked before any listener
+        runs.
         """
         caller = self._caller(event)
         spec = caller.spec
         assert spec is not None
         allowed = set(spec.argnames) | set(spec.kwargnames)
-        missing = [a for a in spec.argnames if a not in payload]
-        extra = [k for k in payload if k not in allowed]
-        if missing or extra:
-            parts = []
-            if missing:
-                parts.append(f"missing {', '.join(missing)}")
-            if extra:
-                parts.append(f"unexpected {', '.join(extra)}")
-            raise TypeError(f"event {event!r} payload: {'; '.join(parts)}")
-        for name, impl in self._ordered_impls(event):
-            try:
-                result = impl.function(*[payload[a] for a in impl.argnames])
-                if inspect.isawaitable(result):
-                    await result
-            except Exception as exc:
-                self._plugin_logger(name).error(
-                    "event handler failed", hook=event, error=error_text(exc), exc_info=exc
-                )
+        checked: list[Mapping[str, Any]] = []
+        for payload in payloads:
+            missing = [a for a in spec.argnames if a not in payload]
+            extra = [k for k in payload if k not in allowed]
+            if missing or extra:
+                parts = []
+                if missing:
+                    parts.append(f"missing {', '.join(missing)}")
+                if extra:
+                    parts.append(f"unexpected {', '.join(extra)}")
+                raise TypeError(f"event {event!r} payload: {'; '.join(parts)}")
+            checked.append(dict(payload))
+        impls = self._ordered_impls(event)
+        if not impls or not checked:
+            return
+        limit = self._config.host.hook_timeout
+
+        async def deliver_all() -> None:
+            for payload in checked:
+                await deliver(event, impls, payload, limit, self._plugin_logger)
+
+        delivery = asyncio.get_running_loop().create_task(deliver_all())
+        self._deliveries.add(delivery)
+        delivery.add_done_callback(self._deliveries.discard)
+        done, _ = await asyncio.wait({delivery}, timeout=limit)
+        if not done:
+            self._logger.warning(
+                "event listeners still running; the emitter goes on",
+                hook=event,
+                after=format_seconds(limit),
+            )
 
     async def run_middleware(
         self,
@@ -697,9 +843,12 @@ class Host:
         Each implementation is called as ``impl(request, call_next)`` (by the hookspec's
         argument names); code before ``await call_next()`` runs on the way in, after it on
         the way out. Skipping ``call_next`` short-circuits. Calling it twice raises
-        ``RuntimeError`` in that implementation. An implementation that raises is reported
-        to ``on_error(plugin_name, exc)``; if it had not called ``call_next`` yet, the
-        runner calls the rest of the chain on its behalf, otherwise the chain unwinds.
+        ``RuntimeError`` in that implementation. An implementation that raises, runs past
+        ``[host] hook_timeout`` (its own time; the time below its ``call_next()`` is not
+        counted) or calls ``call_next()`` without awaiting it is reported to
+        ``on_error(plugin_name, exc)`` (``str(exc)`` says what happened, e.g. "timed out
+        after 30 s"); if it had not run ``call_next`` yet, the runner calls the rest of the
+        chain on its behalf, otherwise the chain unwinds.
         ``call_next()`` never raises for the chain below it: an exception from ``default``
         is re-raised by ``run_middleware`` once every layer has unwound.
         """
@@ -712,11 +861,13 @@ class Host:
                 "expected (request, call_next)"
             )
         impls = self._ordered_impls(hook)
-        default_errors: list[BaseException] = []
 
         async def report(name: str, exc: BaseException) -> None:
             self._plugin_logger(name).warning(
-                "middleware failed", hook=hook, error=error_text(exc), exc_info=exc
+                "middleware failed",
+                hook=hook,
+                error=describe(exc),
+                exc_info=None if isinstance(exc, PluginTimeout | CallNextNotAwaited) else exc,
             )
             try:
                 outcome = on_error(name, exc)
@@ -727,41 +878,9 @@ class Host:
                     "on_error callback failed", hook=hook, error=error_text(inner), exc_info=inner
                 )
 
-        async def dispatch(index: int) -> None:
-            if index >= len(impls):
-                try:
-                    outcome = default()
-                    if inspect.isawaitable(outcome):
-                        await outcome
-                except Exception as exc:
-                    default_errors.append(exc)
-                return
-            name, impl = impls[index]
-            called = False
-
-            def call_next() -> Awaitable[None]:
-                nonlocal called
-                if called:
-                    raise RuntimeError(
-                        f"call_next() called twice in {hook!r} middleware of plugin {name!r}"
-                    )
-                called = True
-                return dispatch(index + 1)
-
-            values = {names[0]: request, names[1]: call_next}
-            try:
-                result = impl.function(*[values[a] for a in impl.argnames])
-                if inspect.isawaitable(result):
-                    await result
-            except Exception as exc:
-                await report(name, exc)
-                if not called:
-                    called = True
-                    await dispatch(index + 1)
-
-        await dispatch(0)
-        if default_errors:
-            raise default_errors[0]
+        await run_onion(
+            hook, impls, names, request, default, report, self._config.host.hook_timeout
+        )
 
     def collect_contributions(self, hook: str) -> list[tuple[str, Any]]:
         """Collect sync contributions of ``hook`` from active plugins, in hook order.
@@ -777,7 +896,9 @@ class Host:
             logger = self._plugin_logger(name)
             try:
                 result = impl.function(*[None for _ in impl.argnames])
-            except Exception as exc:
+            except KeyboardInterrupt:
+                raise
+            except BaseException as exc:  # SystemExit too: plugin code never ends the host
                 logger.error(
                     "contribution hook failed", hook=hook, error=error_text(exc), exc_info=exc
                 )

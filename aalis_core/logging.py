@@ -1,8 +1,8 @@
 """Structured logging for the host and its plugins, with credentials redacted.
 
 Why structlog: every line carries the plugin that produced it (``plugin=<name>``), which is
-what an operator needs when one of a dozen plugins misbehaves. Why redaction lives in the
-processor chain: plugins log URIs and exceptions that embed them (a MongoDB driver error
+what an operator needs when one of a dozen plugins misbehaves. Why redaction (the rules live
+in ``aalis_core.redaction``) runs in the processor chain: plugins log URIs and exceptions that embed them (a MongoDB driver error
 quotes the URI); filtering each call site by hand would miss one, a processor misses none.
 
 Rendering: a console renderer when stderr is a terminal, JSON lines otherwise (log
@@ -12,10 +12,11 @@ command's own output on stdout (``aalis plugins --json``) stays machine-readable
 
 from __future__ import annotations
 
-import re
 import sys
-from collections.abc import Mapping, MutableMapping
+from collections.abc import MutableMapping
 from typing import IO, TYPE_CHECKING, Any, Literal, cast
+
+from aalis_core.redaction import redact, redact_value
 
 if TYPE_CHECKING:
     from structlog.typing import FilteringBoundLogger
@@ -29,65 +30,6 @@ LEVELS: dict[str, int] = {
     "error": 40,
     "critical": 50,
 }
-
-_MASK = "***"
-
-# scheme://user:password@  ->  scheme://user:***@   (mongodb, mongodb+srv, postgres, redis, ...)
-_URI_USERINFO = re.compile(
-    r"(?P<prefix>\b[A-Za-z][A-Za-z0-9+.\-]*://[^\s:/@'\"<>]*):(?P<secret>[^\s@'\"<>]*)@"
-)
-# Authorization headers and bearer tokens.
-_BEARER = re.compile(r"(?P<prefix>\b(?:Bearer|Basic|Token)\s+)(?P<secret>[A-Za-z0-9._~+/=\-]{4,})")
-# OpenAI-style and similar provider keys: sk-..., sk-proj-..., rk-..., pk-... (live/test).
-_PROVIDER_KEY = re.compile(r"\b(?P<prefix>(?:sk|rk|pk)[-_])(?P<secret>[A-Za-z0-9_\-]{8,})")
-# key=value / key: value / "key": "value" for secret-looking key names.
-_SECRET_ASSIGN = re.compile(
-    r"(?P<prefix>\b(?:api[_\-]?key|apikey|access[_\-]?key|secret(?:[_\-]?key)?|token|"
-    r"auth[_\-]?token|access[_\-]?token|password|passwd|pwd|client[_\-]?secret)"
-    r"[\"']?\s*[=:]\s*[\"']?)(?P<secret>[^\s\"'&,;}]+)",
-    re.IGNORECASE,
-)
-
-
-def redact(text: str) -> str:
-    """Return ``text`` with credentials masked.
-
-    ``mongodb://user:pass@host`` becomes ``mongodb://user:***@host`` (any scheme), bearer
-    tokens, ``sk-...`` keys and ``api_key=...``-style assignments keep their label and lose
-    their value. The patterns err on the side of masking: a false positive costs a few
-    characters of a log line, a false negative leaks a secret.
-    """
-    if not text:
-        return text
-    text = _URI_USERINFO.sub(lambda m: f"{m['prefix']}:{_MASK}@", text)
-    text = _BEARER.sub(lambda m: f"{m['prefix']}{_MASK}", text)
-    text = _PROVIDER_KEY.sub(lambda m: f"{m['prefix']}{_MASK}", text)
-    text = _SECRET_ASSIGN.sub(lambda m: f"{m['prefix']}{_MASK}", text)
-    return text
-
-
-def redact_value(value: Any) -> Any:
-    """Redact strings inside ``value`` (recursing into dicts, lists and tuples).
-
-    Other objects are rendered with ``str`` only when that rendering contains something to
-    mask: an exception or a URL object quoting a password must not slip past as a repr.
-    """
-    if isinstance(value, str):
-        return redact(value)
-    if value is None or isinstance(value, bool | int | float):
-        return value
-    if isinstance(value, Mapping):
-        return {k: redact_value(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [redact_value(v) for v in value]
-    if isinstance(value, tuple):
-        return tuple(redact_value(v) for v in value)
-    try:
-        rendered = str(value)
-    except Exception:  # a broken __str__ must not break logging
-        return value
-    masked = redact(rendered)
-    return masked if masked != rendered else value
 
 
 def redact_processor(

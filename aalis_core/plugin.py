@@ -36,6 +36,14 @@ class Plugin:
     requires: ClassVar[Mapping[str, Capability[Any]]] = {}
     #: Capabilities this plugin provides from ``start`` via ``ctx.provide``.
     provides: ClassVar[tuple[Capability[Any], ...]] = ()
+    #: A few words on what kind of thing the plugin provides, shown beside its capabilities
+    #: by ``aalis plugins`` (e.g. "lexical" for an embedder that matches spelling, not meaning).
+    label: ClassVar[str | None] = None
+    #: True when what this plugin provides keeps nothing past the process (an in-memory
+    #: store). A volatile provider never serves an unpinned handle while a durable plugin
+    #: declaring the same capability is installed, even if that one failed to start
+    #: (docs/host/providers.md, "No silent loss of durability").
+    volatile: ClassVar[bool] = False
     #: attrs class that ``[plugins.<name>]`` is validated into (None: the table must be empty).
     Config: ClassVar[type[Any] | None] = None
 

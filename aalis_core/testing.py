@@ -25,6 +25,7 @@ from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import Any
 
+from aalis_core.config import ConfigError
 from aalis_core.host import Host
 from aalis_core.plugin import Plugin
 
@@ -43,6 +44,23 @@ def make_test_host(
     if data_dir is not None:
         cfg["host"] = {**cfg.get("host", {}), "data_dir": str(data_dir)}
     return Host(cfg, plugins, discover=discover, hookspecs=hookspecs, consumer=consumer)
+
+
+def plugin_config_error(host: Host, name: str) -> ConfigError:
+    """The problems of plugin ``name``'s ``[plugins.<name>]`` table, as one ``ConfigError``.
+
+    A bad plugin table fails only that plugin (it is ``error`` with the problems as its
+    reason); this checks that, and returns the error to assert on (file, table, key)::
+
+        error = plugin_config_error(make_test_host([MyPlugin()], config), "my-plugin")
+        assert error.key == "size"
+    """
+    info = {i.name: i for i in host.plugins()}.get(name)
+    assert info is not None, f"no plugin named {name!r}"
+    assert info.state == "error", f"plugin {name!r} is {info.state}, not error"
+    error = host.config_errors().get(name)
+    assert error is not None, f"plugin {name!r} failed for another reason: {info.error}"
+    return error
 
 
 @asynccontextmanager
@@ -110,4 +128,10 @@ def capture_logs(level: str = "debug") -> Iterator[LogCapture]:
         structlog.configure(**previous)
 
 
-__all__ = ["LogCapture", "capture_logs", "make_test_host", "running_host"]
+__all__ = [
+    "LogCapture",
+    "capture_logs",
+    "make_test_host",
+    "plugin_config_error",
+    "running_host",
+]

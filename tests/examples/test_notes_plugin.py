@@ -171,7 +171,7 @@ def test_notes_commands_and_clears_through_the_cli(
     kept = aalis("export", "s1").stdout.splitlines()
     assert len(kept) == 3  # header + both messages: only notes were cleared
 
-    everything = aalis("clear", "--all", log_level="info")
+    everything = aalis("clear", "--all", "--yes", log_level="info")
     assert "notes of 1 session deleted" in everything.stdout
     # the plugin's history_changed listener saw the cleared session
     events = [json.loads(line) for line in everything.stderr.splitlines() if line.startswith("{")]

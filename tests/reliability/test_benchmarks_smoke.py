@@ -75,6 +75,8 @@ NEEDS: dict[str, list[str]] = {
     "save_vs_peers": ["aalis_plugin_memory_sqlite"],
     "bulk_ops": ["aalis_plugin_memory_sqlite"],
     "mongodb_vs_pymongo": ["aalis_plugin_memory_mongodb", "pymongo"],
+    "recall_quality": ["aalis_plugin_memory_vector", "aalis_plugin_memory_inmemory"],
+    "recall_speed": ["aalis_plugin_vectorstore_sqlite", "numpy"],
 }
 
 
@@ -159,6 +161,21 @@ def test_mongodb_reports_name_the_server(run_benchmark: Any) -> None:
         "archive_span",
         "commit_metadata",
     }
+
+
+def test_recall_speed_checks_k_in_scope_for_the_store(run_benchmark: Any) -> None:
+    report = run_benchmark("recall_speed")
+    ours = [
+        r
+        for r in report["results"]
+        if r.get("contender") == "vectorstore-sqlite" and r["kind"] == "search"
+    ]
+    assert ours
+    assert all(row["hits_in_scope"] == min(10, row["in_scope"]) for row in ours)
+    assert {row["scope"] for row in ours} == {"sessions", "platform", "all-but-one"}
+    assert any(
+        r["kind"] == "indexing" and r["embedder"] == "embedding-hash" for r in report["results"]
+    )
 
 
 def test_startup_reports_both_measures(run_benchmark: Any) -> None:

@@ -27,7 +27,20 @@ from aalis_api_memory.compression import (
     compression_due,
     compression_line,
 )
+from aalis_api_memory.exact import (
+    ArchiveConflict,
+    ExactArchiving,
+    HistorySnapshot,
+    MetadataGuard,
+    has_exact_archiving,
+)
 from aalis_api_memory.holds import HeldMemory
+from aalis_api_memory.prompt import (
+    PromptBlock,
+    PromptRequest,
+    collect_prompt_blocks,
+    insert_prompt_blocks,
+)
 from aalis_api_memory.saving import SessionClock, announce_saved, save_conversation
 from aalis_api_memory.service import OPTIONAL_METHODS, MemoryService
 from aalis_api_memory.turn import (
@@ -51,6 +64,7 @@ from aalis_api_memory.types import (
     SessionInfo,
     StoredMessage,
 )
+from aalis_api_memory.undo import UndoError, UndoOutcome, undo_last_turn
 
 if TYPE_CHECKING:
     from aalis_api_memory.sync_host import SyncHost, SyncMemory
@@ -71,6 +85,7 @@ __all__ = [
     "CONTEXT_CLEAR_TYPE",
     "OPTIONAL_METHODS",
     "REASON_CODES",
+    "ArchiveConflict",
     "BridgeDeadlock",
     "ClearRequest",
     "ClearResult",
@@ -80,12 +95,17 @@ __all__ = [
     "CompressionService",
     "CompressionUsage",
     "Delete",
+    "ExactArchiving",
     "HeldMemory",
+    "HistorySnapshot",
     "LoopBridge",
     "MemoryService",
     "MetadataEntry",
+    "MetadataGuard",
     "MetadataOp",
+    "PromptBlock",
     "PromptPlan",
+    "PromptRequest",
     "Put",
     "RecentMessageRecord",
     "RecentMessagesQuery",
@@ -102,18 +122,24 @@ __all__ = [
     "TurnReplyNotSaved",
     "TurnResult",
     "TurnSettings",
+    "UndoError",
+    "UndoOutcome",
     "UnknownClearType",
     "announce_saved",
     "build_prompt",
     "clear_metadata_namespaces",
     "clear_types",
+    "collect_prompt_blocks",
     "compression",
     "compression_due",
     "compression_line",
+    "has_exact_archiving",
     "history_cleared",
+    "insert_prompt_blocks",
     "memory",
     "resolve_types",
     "run_clear",
     "run_turn",
     "save_conversation",
+    "undo_last_turn",
 ]

@@ -16,6 +16,8 @@ import attrs
 
 from aalis_api_memory.types import Delete
 from aalis_api_memory.validation import check_namespace, check_session_id
+from aalis_core.containment import describe
+from aalis_core.redaction import redact
 
 Scope = Literal["session", "all"]
 SCOPES: frozenset[str] = frozenset({"session", "all"})
@@ -228,7 +230,8 @@ async def run_clear(
             await _clear_history(service, request)
 
     def failed(plugin: str, exc: BaseException) -> None:
-        request.report(plugin, False, _error_text(exc))
+        # The host's runner says "timed out after N s" or "SystemExit: 3" on its own.
+        request.report(plugin, False, redact(describe(exc)))
 
     before: list[str] = []
     async with _hold(service, None if scope == "all" else [request.session_id or ""]):
@@ -247,9 +250,14 @@ async def run_clear(
             )
 
     if any(row.type == CONTEXT and row.success for row in request.results):
-        for changed in [session_id] if scope == "session" else before:
-            assert changed is not None
-            await host.emit("history_changed", session_id=changed)
+        changed = [session_id or ""] if scope == "session" else before
+        # One wait for every session's event: a slow listener holds the caller at most
+        # [host] hook_timeout, however many sessions a clear of everything touched.
+        if callable(getattr(host, "emit_each", None)):
+            await host.emit_each("history_changed", [{"session_id": sid} for sid in changed])
+        else:
+            for sid in changed:
+                await host.emit("history_changed", session_id=sid)
     return request.results
 
 

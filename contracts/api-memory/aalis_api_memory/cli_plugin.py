@@ -21,8 +21,18 @@ from typing import TYPE_CHECKING, Any
 import click
 from aalis_schema_message import Message
 
-from aalis_api_memory.capabilities import memory
-from aalis_api_memory.clearing import ClearResult, ClearType, clear_types, run_clear
+from aalis_api_memory.capabilities import compression, memory
+from aalis_api_memory.clearing import (
+    CONTEXT,
+    ClearResult,
+    ClearType,
+    clear_types,
+    history_cleared,
+    resolve_types,
+    run_clear,
+)
+from aalis_api_memory.compression import SummaryRecord
+from aalis_api_memory.undo import UndoError, UndoOutcome, undo_last_turn
 from aalis_core.markers import hookimpl
 from aalis_core.plugin import Plugin
 
@@ -93,10 +103,32 @@ class _Limit(click.ParamType):  # type: ignore[type-arg]
         return number
 
 
+class SessionId(click.ParamType):  # type: ignore[type-arg]
+    """A session id as commands take it: any non-empty string.
+
+    Refused here, at the command line, rather than by the store, so ``aalis history ""``
+    says what is wrong in click's usual way instead of reading an empty session.
+    """
+
+    name = "SESSION"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if not isinstance(value, str):
+            return value
+        if value == "":
+            self.fail("a session id must not be empty", param, ctx)
+        return value
+
+
+SESSION = SessionId()
+
+
 # -- history ------------------------------------------------------------------------------
 
 
-async def _history(session_id: str, full: bool, limit: float | None) -> list[Message]:
+async def _history(
+    session_id: str, full: bool, limit: float | None
+) -> tuple[list[Message], SummaryRecord | None]:
     from aalis_core.cli import open_host
 
     async with open_host() as host:
@@ -106,11 +138,34 @@ async def _history(session_id: str, full: bool, limit: float | None) -> list[Mes
             messages: list[Message] = await service.get_full_history(session_id, limit)
         else:
             messages = await service.get_history(session_id, limit)
-        return messages
+        return messages, await _summary(host, session_id)
+
+
+async def _summary(host: Host, session_id: str) -> SummaryRecord | None:
+    """The summary a prompt builder sends before the history, through ``compression``.
+
+    Read through the capability (this contract cannot import the plugin that writes it), so
+    it is whatever the active compression provider calls the session's summary.
+    """
+    handle = host.capability(compression)
+    if not handle.present:
+        return None
+    try:
+        record = await handle.use.summary(session_id)
+    except Exception as exc:  # a broken provider must not hide the history itself
+        click.echo(f"warning: the summary could not be read: {exc}", err=True)
+        return None
+    return record if isinstance(record, SummaryRecord) else None
+
+
+def _summary_lines(record: SummaryRecord) -> list[str]:
+    span = f"{_when(record.covered_from)} .. {_when(record.covered_to)}"
+    lines = record.text.splitlines() or [""]
+    return [f"summary (by {record.model}, covers {span}):", *(f"    {line}" for line in lines)]
 
 
 @click.command("history")
-@click.argument("session_id", metavar="SESSION")
+@click.argument("session_id", metavar="SESSION", type=SESSION)
 @click.option("--full", is_flag=True, help="Include archived (compressed) messages.")
 @click.option(
     "--limit",
@@ -122,13 +177,16 @@ async def _history(session_id: str, full: bool, limit: float | None) -> list[Mes
 )
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON array of messages.")
 def history_command(session_id: str, full: bool, limit: float | None, as_json: bool) -> None:
-    """Show the history of SESSION, oldest first."""
+    """Show the history of SESSION, oldest first, after the summary the model sees."""
     from aalis_core.cli import run_async
 
-    messages = run_async(_history(session_id, full, limit))
+    messages, summary = run_async(_history(session_id, full, limit))
     if as_json:
         click.echo(json.dumps([m.to_json() for m in messages], ensure_ascii=False, indent=2))
         return
+    if summary is not None:
+        for line in _summary_lines(summary):
+            click.echo(line)
     if not messages:
         click.echo(f"no messages in session {session_id!r}", err=True)
         return
@@ -218,6 +276,9 @@ async def _clear(session_id: str | None, types: Sequence[str] | None) -> list[Cl
     from aalis_core.cli import open_host
 
     async with open_host() as host:
+        # A clear without the store would report "cleared" for the other types while the
+        # history stays on disk: refuse with the reason the store is absent instead.
+        _service(host)
         if session_id is None:
             return await run_clear(host, "all", None, types)
         return await run_clear(host, "session", session_id, types)
@@ -229,8 +290,16 @@ def _result_line(row: ClearResult) -> str:
 
 
 @click.command("clear", cls=_ClearCommand)
-@click.option("--session", "-s", "session_id", metavar="SESSION", help="Clear this session.")
+@click.option(
+    "--session", "-s", "session_id", metavar="SESSION", type=SESSION, help="Clear this session."
+)
 @click.option("--all", "all_", is_flag=True, help="Clear every session.")
+@click.option(
+    "--yes",
+    "-y",
+    is_flag=True,
+    help="Do not ask before clearing every session (needed with --all when not on a terminal).",
+)
 @click.option(
     "--type",
     "-t",
@@ -239,21 +308,49 @@ def _result_line(row: ClearResult) -> str:
     metavar="TYPE",
     help="Clear only this type (repeatable); every type when omitted.",
 )
-def clear_command(session_id: str | None, all_: bool, types: tuple[str, ...]) -> None:
+def clear_command(session_id: str | None, all_: bool, yes: bool, types: tuple[str, ...]) -> None:
     """Clear one session (--session) or everything (--all) through every plugin.
 
-    Prints one line per result; exits with status 1 if any of them failed.
+    Prints one line per result; exits with status 1 if any of them failed, or if the
+    history was asked for and is not cleared. --all asks first on a terminal; scripts pass
+    --yes (without a terminal and without --yes it refuses).
     """
     from aalis_core.cli import run_async
 
     if (session_id is None) == (not all_):
         raise click.UsageError("give exactly one of --session SESSION or --all")
-    results = run_async(_clear(session_id, list(types) if types else None))
+    if all_ and not yes:
+        _confirm_clear_all()
+    wanted = list(types) if types else None
+    results = run_async(_clear(session_id, wanted))
     for row in results:
         click.echo(_result_line(row))
     if not results:
         click.echo("nothing was cleared: no plugin answered", err=True)
-    if any(not row.success for row in results) or not results:
+    failed = any(not row.success for row in results) or not results
+    resolved = resolve_types(wanted)
+    if (resolved is None or CONTEXT in resolved) and not history_cleared(results):
+        click.echo("the conversation history was NOT cleared (no successful context row)", err=True)
+        failed = True
+    if failed:
+        click.get_current_context().exit(1)
+
+
+def _interactive() -> bool:
+    """True when a person can answer a question (stdin is a terminal)."""
+    import sys
+
+    return sys.stdin.isatty()
+
+
+def _confirm_clear_all() -> None:
+    """Ask before clearing every session; without a terminal, refuse (scripts say --yes)."""
+    if not _interactive():
+        raise click.UsageError(
+            "clear --all removes every session; not on a terminal, so pass --yes to confirm"
+        )
+    if not click.confirm("Clear every session (and every type)?", default=False):
+        click.echo("Nothing cleared.", err=True)
         click.get_current_context().exit(1)
 
 
@@ -359,6 +456,35 @@ def metadata_delete_command(namespace: str, key: str) -> None:
         click.echo(f"deleted {namespace}/{key}")
 
 
+# -- undo ---------------------------------------------------------------------------------
+
+
+async def _undo(session_id: str) -> UndoOutcome:
+    from aalis_core.cli import open_host
+
+    async with open_host() as host:
+        try:
+            return await undo_last_turn(_service(host), session_id, host.emit)
+        except UndoError as exc:
+            raise CommandError(str(exc)) from None
+
+
+@click.command("undo")
+@click.argument("session_id", metavar="SESSION")
+def undo_command(session_id: str) -> None:
+    """Delete the last turn of SESSION (its newest user message and what followed).
+
+    Archived copies go too, and every plugin that derives data from the history (semantic
+    recall, summaries) is told through the change events.
+    """
+    from aalis_core.cli import run_async
+
+    outcome = run_async(_undo(session_id))
+    click.echo(f"undone: {len(outcome.messages)} messages deleted from session {session_id!r}")
+    for message in outcome.messages:
+        click.echo(f"  {_message_line(message)}")
+
+
 # -- the plugin ---------------------------------------------------------------------------
 
 COMMANDS: tuple[click.Command, ...] = (
@@ -366,16 +492,18 @@ COMMANDS: tuple[click.Command, ...] = (
     sessions_command,
     clear_command,
     metadata_group,
+    undo_command,
 )
 
 
 def register(cli: click.Group) -> None:
     """Add the memory commands (and export/import/migrate) to the ``aalis`` group."""
-    from aalis_api_memory import cli_transfer
+    from aalis_api_memory import cli_backup, cli_transfer
 
     for command in COMMANDS:
         cli.add_command(command)
     cli_transfer.register(cli)
+    cli.add_command(cli_backup.backup_command)
 
 
 class MemoryCli(Plugin):
@@ -397,4 +525,5 @@ __all__ = [
     "metadata_group",
     "register",
     "sessions_command",
+    "undo_command",
 ]

@@ -35,30 +35,32 @@ from typing import IO, TYPE_CHECKING, Any, Literal
 
 import attrs
 import click
-from aalis_schema_message import Message, now_ms
+from aalis_schema_message import CONTROL_KINDS, Message, now_ms
 
 from aalis_api_memory.capabilities import memory
+from aalis_api_memory.cli_plugin import SESSION
+from aalis_api_memory.export_format import (
+    FORMAT,
+    FORMAT_VERSION,
+    ExportSummary,
+    TransferError,
+    iter_lines,
+    iter_sessions,
+    reopenable,
+    scan_export,
+    store_order,
+)
 from aalis_api_memory.types import Put, SessionInfo, StoredMessage
-from aalis_api_memory.validation import check_key, check_namespace, encode_metadata
 
 if TYPE_CHECKING:
     from aalis_core.host import Host
 
-#: ``format`` of the header line.
-FORMAT = "aalis-memory-export"
-#: Version of the file format this module writes; it reads this version and older.
-FORMAT_VERSION = 1
+#: Where ``aalis migrate --skip-oversize`` writes the messages it left out (an export file).
+DEFAULT_OVERSIZE_REPORT = "aalis-migrate-oversize.jsonl"
 #: Metadata ops per ``commit_metadata`` batch (one transaction each on SQLite).
 METADATA_BATCH = 500
 
-_MESSAGE_KEYS = frozenset({"session_id", "archived", "message"})
-_METADATA_KEYS = frozenset({"namespace", "key", "data"})
-
 Plan = Literal["copy", "skip", "append", "replace", "conflict"]
-
-
-class TransferError(ValueError):
-    """A user-facing problem of export, import or migrate: one line, nothing written."""
 
 
 # ------------------------------------------------------------------------------------------
@@ -80,6 +82,59 @@ def require(service: Any, provider: str | None, names: Sequence[str], command: s
 def _call(service: Any, name: str) -> Callable[..., Awaitable[Any]]:
     method: Callable[..., Awaitable[Any]] = getattr(service, name)
     return method
+
+
+def refuse_volatile(host: Host, provider: str | None, action: str) -> None:
+    """Refuse to write into a provider that keeps nothing past this process.
+
+    The copy would vanish when the command exits, while the summary line said it was
+    written (docs/host/providers.md, "No silent loss of durability").
+    """
+    plugin = host.plugin(provider) if provider is not None else None
+    if plugin is not None and getattr(plugin, "volatile", False) is True:
+        raise TransferError(
+            f"{provider} is volatile (it keeps nothing past this process), so whatever "
+            f"`aalis {action}` wrote there would be gone when the command exits; "
+            "choose a durable memory provider"
+        )
+
+
+def memory_holders(host: Host) -> dict[str, list[str]]:
+    """Provider -> the consumers whose memory it holds (plugins, ``host`` and ``cli``).
+
+    What ``export --all`` and ``migrate`` must cover: a consumer pinned to another store
+    keeps its data there, and copying only the CLI's store would silently leave it out.
+    """
+    from aalis_core.cli import CLI_CONSUMER
+
+    def durable(provider: str | None) -> bool:
+        # A volatile store starts empty in every command: there is nothing in it to leave out.
+        plugin = host.plugin(provider) if provider is not None else None
+        return plugin is not None and getattr(plugin, "volatile", False) is not True
+
+    holders: dict[str, list[str]] = {}
+    for info in host.plugins():
+        provider = info.bindings.get(memory.name)
+        if provider is not None and durable(provider):
+            holders.setdefault(provider, []).append(info.name)
+    for consumer in ("host", CLI_CONSUMER):
+        provider = host.capability(memory, consumer).provider
+        if provider is not None and durable(provider):
+            holders.setdefault(provider, []).append(consumer)
+    return holders
+
+
+def left_out(host: Host, covered: Iterable[str | None]) -> dict[str, list[str]]:
+    """Providers holding some consumer's memory that are not in ``covered``."""
+    skip = set(covered)
+    return {p: c for p, c in memory_holders(host).items() if p not in skip}
+
+
+def left_out_text(missing: dict[str, list[str]]) -> str:
+    return "; ".join(
+        f"{provider} (memory of {', '.join(repr(c) for c in consumers)})"
+        for provider, consumers in missing.items()
+    )
 
 
 # ------------------------------------------------------------------------------------------
@@ -119,7 +174,7 @@ def dumps(line: dict[str, Any]) -> str:
 
 @attrs.define
 class ExportFile:
-    """A parsed, fully validated export file."""
+    """A parsed, fully validated export file, held in memory (small files, tests)."""
 
     header: dict[str, Any]
     #: session id -> its records in file order (sessions in order of first appearance)
@@ -133,91 +188,23 @@ class ExportFile:
 
 
 def parse_export(lines: Iterable[str], source: str = "<input>") -> ExportFile:
-    """Read and validate a whole export file before anything is written.
-
-    Every problem is a ``TransferError`` naming ``source`` and the line. Each message must
-    carry its timestamp (exports always do): without one a backend would store "now", and
-    a re-run could no longer recognise what it imported.
-    """
+    """Read and check a whole export into memory (``aalis import`` streams instead)."""
     parsed: ExportFile | None = None
-    for number, raw in enumerate(lines, start=1):
-        if not raw.strip():
-            continue
-
-        def bad(problem: str, number: int = number) -> TransferError:
-            return TransferError(f"{source} line {number}: {problem}")
-
-        try:
-            value = json.loads(raw)
-        except (ValueError, RecursionError) as exc:
-            raise bad(f"not valid JSON ({exc})") from None
-        if not isinstance(value, dict):
-            raise bad(f"expected a JSON object, got {type(value).__name__}")
-        if parsed is None:
-            parsed = ExportFile(_check_header(value, bad))
-            continue
-        keys = set(value)
-        if keys == _MESSAGE_KEYS:
-            session_id, record = _message_record(value, bad)
-            parsed.sessions.setdefault(session_id, []).append(record)
-        elif keys == _METADATA_KEYS:
-            namespace, key, data = _metadata_record(value, bad)
-            if (namespace, key) in parsed.metadata:
-                raise bad(f"metadata {namespace!r}/{key!r} appears twice")
-            parsed.metadata[(namespace, key)] = data
+    for number, kind, a, b in iter_lines(lines, source):
+        if kind == "header":
+            parsed = ExportFile(a)
+        elif kind == "message":
+            assert parsed is not None
+            parsed.sessions.setdefault(a, []).append(b)
         else:
-            raise bad(
-                "expected a message line {session_id, archived, message} or a metadata line "
-                f"{{namespace, key, data}}, got keys {sorted(keys)}"
-            )
-    if parsed is None:
-        raise TransferError(f"{source}: empty file; expected an Aalis export (JSON lines)")
+            assert parsed is not None
+            if a in parsed.metadata:
+                raise TransferError(
+                    f"{source} line {number}: metadata {a[0]!r}/{a[1]!r} appears twice"
+                )
+            parsed.metadata[a] = b
+    assert parsed is not None
     return parsed
-
-
-def _check_header(value: dict[str, Any], bad: Callable[[str], TransferError]) -> dict[str, Any]:
-    if value.get("format") != FORMAT:
-        raise bad(f'expected the header line {{"format": "{FORMAT}", "version": ...}}')
-    version = value.get("version")
-    if isinstance(version, bool) or not isinstance(version, int) or version < 1:
-        raise bad(f"invalid format version {version!r}")
-    if version > FORMAT_VERSION:
-        raise bad(
-            f"format version {version} is newer than this Aalis reads ({FORMAT_VERSION}); "
-            "upgrade aalis-api-memory"
-        )
-    return value
-
-
-def _message_record(
-    value: dict[str, Any], bad: Callable[[str], TransferError]
-) -> tuple[str, StoredMessage]:
-    session_id = value["session_id"]
-    if not isinstance(session_id, str):
-        raise bad(f"session_id must be a string, got {type(session_id).__name__}")
-    archived = value["archived"]
-    if not isinstance(archived, bool):
-        raise bad(f"archived must be true or false, got {archived!r}")
-    try:
-        message = Message.from_json(value["message"])
-    except (TypeError, ValueError) as exc:
-        raise bad(f"invalid message: {exc}") from None
-    if message.timestamp is None:
-        raise bad("message has no timestamp (exports always carry one)")
-    return session_id, StoredMessage(message, archived)
-
-
-def _metadata_record(
-    value: dict[str, Any], bad: Callable[[str], TransferError]
-) -> tuple[str, str, dict[str, Any]]:
-    namespace, key, data = value["namespace"], value["key"], value["data"]
-    try:
-        check_namespace(namespace)
-        check_key(key)
-        encode_metadata(data)
-    except (TypeError, ValueError) as exc:
-        raise bad(f"invalid metadata entry: {exc}") from None
-    return namespace, key, data
 
 
 # ------------------------------------------------------------------------------------------
@@ -264,10 +251,11 @@ async def _write_session(
     plan: Plan,
     existing_count: int,
     report: WriteReport,
-) -> None:
+) -> list[StoredMessage]:
+    """Carry out ``plan`` for one session; returns the records written (none when skipped)."""
     if plan == "skip":
         report.sessions_skipped += 1
-        return
+        return []
     if plan == "conflict":  # refused before anything was written; never reached
         raise TransferError(f"session {session_id!r} conflicts")
     records = list(wanted)
@@ -279,6 +267,7 @@ async def _write_session(
     report.sessions_written += 1
     report.messages_written += int(written)
     report.changed_sessions.append(session_id)
+    return records
 
 
 async def _plan_metadata(
@@ -385,12 +374,28 @@ def write_atomically(path: Path, lines: Iterable[str]) -> None:
         raise
 
 
-async def export_command_impl(session_id: str | None, output: Path | None) -> ExportReport:
+async def export_command_impl(
+    session_id: str | None, output: Path | None, from_: str | None = None
+) -> ExportReport:
     from aalis_core.cli import open_host
 
     async with open_host() as host:
-        handle = host.capability(memory)
-        lines, report = await export_lines(handle.use, handle.provider, session_id)
+        handle = (
+            host.capability(memory) if from_ is None else host.capability(memory, provider=from_)
+        )
+        service = handle.use  # absent: CapabilityAbsent says which provider failed and why
+        if session_id is None and from_ is None:
+            missing = left_out(host, [handle.provider])
+            if missing:
+                how = " and ".join(
+                    f"`aalis export --all --from {p} -o FILE`" for p in [handle.provider, *missing]
+                )
+                raise TransferError(
+                    f"`aalis export --all` reads {handle.provider} and would leave out "
+                    f"{left_out_text(missing)}; export each store by name: {how} "
+                    "(nothing was written)"
+                )
+        lines, report = await export_lines(service, handle.provider, session_id)
     if output is None:
         out: IO[str] = sys.stdout
         for line in lines:
@@ -406,43 +411,79 @@ async def export_command_impl(session_id: str | None, output: Path | None) -> Ex
 # ------------------------------------------------------------------------------------------
 
 
-def read_export_file(path: Path) -> ExportFile:
-    """Parse the file at ``path`` (``-`` reads stdin)."""
-    if str(path) == "-":
-        return parse_export(sys.stdin, "<stdin>")
-    try:
-        with path.open(encoding="utf-8") as stream:
-            return parse_export(stream, str(path))
-    except UnicodeDecodeError as exc:
-        raise TransferError(f"{path}: not UTF-8 text ({exc.reason})") from None
-    except OSError as exc:
-        raise TransferError(f"cannot read {path}: {exc.strerror or exc}") from None
+def _lines(open_stream: Callable[[], IO[str]], source: str) -> Iterator[str]:
+    """The lines of a fresh stream, with a decoding error turned into one clear line."""
+    with open_stream() as stream:
+        try:
+            yield from stream
+        except UnicodeDecodeError as exc:
+            raise TransferError(f"{source}: not UTF-8 text ({exc.reason})") from None
+
+
+def check_export_file(open_stream: Callable[[], IO[str]], source: str) -> ExportSummary:
+    """Check a whole export file (streamed) before anything is written."""
+    return scan_export(_lines(open_stream, source), source)
+
+
+def conversation_messages(records: Sequence[StoredMessage]) -> list[Message]:
+    """What ``memory_messages_saved`` carries: the saved messages, event markers left out."""
+    return [r.message for r in records if r.message.kind not in CONTROL_KINDS]
 
 
 async def import_into(
-    host: Host | None, target: Any, provider: str | None, parsed: ExportFile, replace: bool
+    host: Host | None,
+    target: Any,
+    provider: str | None,
+    open_stream: Callable[[], IO[str]],
+    summary: ExportSummary,
+    replace: bool,
+    source: str = "<input>",
 ) -> WriteReport:
-    """Write ``parsed`` into ``target`` after checking every session and key first."""
-    needed = ["export_session", "import_messages"] if parsed.sessions else []
+    """Write a checked export file into ``target``, after comparing every session first.
+
+    The file is read again per pass (``iter_sessions``): once to plan every session
+    against what the target holds, once to write. Records are compared in the store's
+    order (timestamp, then file order), which is how the target returns them, so a file
+    whose lines are not in timestamp order is still recognised on a second run. Per
+    session written, ``memory_messages_saved`` is emitted with its messages.
+    """
+    needed = ["export_session", "import_messages"] if summary.session_counts else []
     require(target, provider, needed, "import")
+    counts = summary.session_counts
     plans: dict[str, tuple[Plan, int]] = {}
     conflicts: list[str] = []
-    for sid, wanted in parsed.sessions.items():
-        existing: list[StoredMessage] = await _call(target, "export_session")(sid)
-        plan = plan_session(wanted, existing, replace)
-        plans[sid] = (plan, len(existing))
-        if plan == "conflict":
-            conflicts.append(sid)
+    # Only sessions the target already holds need comparing; with ``list_sessions`` the
+    # others are known to be plain copies, and a fresh import skips this pass entirely.
+    held: set[str] | None = None
+    if hasattr(target, "list_sessions"):
+        infos: list[SessionInfo] = await _call(target, "list_sessions")()
+        held = {i.session_id for i in infos if i.active + i.archived > 0}
+        for sid in counts:
+            if sid not in held:
+                plans[sid] = ("copy", 0)
+    if held is None or any(sid in held for sid in counts):
+        for sid, records in iter_sessions(_lines(open_stream, source), counts, source):
+            if sid in plans:
+                continue
+            existing: list[StoredMessage] = await _call(target, "export_session")(sid)
+            plan = plan_session(store_order(records), existing, replace)
+            plans[sid] = (plan, len(existing))
+            if plan == "conflict":
+                conflicts.append(sid)
     if conflicts:
         raise _conflict_error("session(s)", conflicts, provider)
-    puts, same, meta_conflicts = await _plan_metadata(target, parsed.metadata, replace)
+    puts, same, meta_conflicts = await _plan_metadata(target, summary.metadata, replace)
     if meta_conflicts:
         raise _conflict_error("metadata", meta_conflicts, provider)
 
     report = WriteReport(metadata_skipped=same)
-    for sid, wanted in parsed.sessions.items():
+    for sid, records in iter_sessions(_lines(open_stream, source), counts, source):
         plan, count = plans[sid]
-        await _write_session(target, sid, wanted, plan, count, report)
+        written = await _write_session(target, sid, store_order(records), plan, count, report)
+        if host is not None and written:
+            saved = conversation_messages(written)
+            if saved:
+                await host.emit("memory_messages_saved", session_id=sid, messages=saved)
     await _commit_puts(target, puts)
     report.metadata_written = len(puts)
     if host is not None:
@@ -454,11 +495,18 @@ async def import_into(
 async def import_command_impl(path: Path, replace: bool) -> tuple[WriteReport, str | None]:
     from aalis_core.cli import open_host
 
-    parsed = read_export_file(path)  # the whole file is checked before the host starts
-    async with open_host() as host:
-        handle = host.capability(memory)
-        report = await import_into(host, handle.use, handle.provider, parsed, replace)
-        return report, handle.provider
+    source = "<stdin>" if str(path) == "-" else str(path)
+    with reopenable(path) as open_stream:
+        # The whole file is checked before the host (and so any store) starts.
+        summary = check_export_file(open_stream, source)
+        async with open_host() as host:
+            handle = host.capability(memory)
+            target = handle.use  # absent: CapabilityAbsent says which provider failed and why
+            refuse_volatile(host, handle.provider, "import into")
+            report = await import_into(
+                host, target, handle.provider, open_stream, summary, replace, source
+            )
+            return report, handle.provider
 
 
 # ------------------------------------------------------------------------------------------
@@ -476,6 +524,55 @@ class MigrateReport(WriteReport):
     metadata: int = 0
     namespaces: int = 0
     unreadable: list[str] = attrs.field(factory=list)
+    #: messages left out because the target cannot store them (``--skip-oversize``)
+    oversize: list[OversizeMessage] = attrs.field(factory=list)
+
+
+@attrs.frozen
+class OversizeMessage:
+    """A source message larger than the target stores (MongoDB: 16 MiB per document)."""
+
+    session_id: str
+    timestamp: int | None
+    size: int
+    record: StoredMessage
+
+    def describe(self) -> str:
+        return (
+            f"session {self.session_id!r} message at timestamp {self.timestamp} ({self.size} bytes)"
+        )
+
+
+class SizeLimit:
+    """The target's per-message size limit, when it declares one.
+
+    A backend with a hard document limit exposes ``max_message_bytes`` and
+    ``message_bytes(session_id, message)`` (memory-mongodb does); migrate checks every
+    message against it before writing, instead of failing half-way through a session.
+    """
+
+    def __init__(self, target: Any) -> None:
+        limit = getattr(target, "max_message_bytes", None)
+        measure = getattr(target, "message_bytes", None)
+        usable = isinstance(limit, int) and callable(measure)
+        self.limit: int | None = limit if usable else None
+        self._measure: Callable[[str, Message], int] | None = measure if usable else None
+
+    def split(
+        self, session_id: str, records: Sequence[StoredMessage]
+    ) -> tuple[list[StoredMessage], list[OversizeMessage]]:
+        """The records that fit, and those that do not."""
+        if self._measure is None or self.limit is None:
+            return list(records), []
+        fitting: list[StoredMessage] = []
+        oversize: list[OversizeMessage] = []
+        for record in records:
+            size = self._measure(session_id, record.message)
+            if size > self.limit:
+                oversize.append(OversizeMessage(session_id, record.message.timestamp, size, record))
+            else:
+                fitting.append(record)
+        return fitting, oversize
 
 
 ProgressFn = Callable[[int], None]
@@ -489,8 +586,13 @@ async def migrate_between(
     *,
     replace: bool = False,
     progress: ProgressFn | None = None,
+    skip_oversize: bool = False,
 ) -> MigrateReport:
     """Copy every session (archived flags, order) and every metadata namespace, then verify.
+
+    A message the target cannot store (``SizeLimit``) stops the migration before anything
+    is written, naming it; with ``skip_oversize`` such messages are left out and listed in
+    ``report.oversize`` (the command writes them to a file).
 
     Sessions the target already holds are compared first (``plan_session``); a conflict
     stops the migration before anything is written. ``progress(n)`` is called with the
@@ -509,6 +611,25 @@ async def migrate_between(
     infos: list[SessionInfo] = await _call(source, "list_sessions")()
     on_target = {i.session_id: i for i in await _call(target, "list_sessions")()}
 
+    # 0. a message the target cannot hold is named before anything is written
+    size_limit = SizeLimit(target)
+    if size_limit.limit is not None:
+        too_big: list[OversizeMessage] = []
+        for info in infos:
+            _, found = size_limit.split(
+                info.session_id, await _call(source, "export_session")(info.session_id)
+            )
+            too_big.extend(found)
+        if too_big and not skip_oversize:
+            shown = "; ".join(item.describe() for item in too_big[:5])
+            more = f" and {len(too_big) - 5} more" if len(too_big) > 5 else ""
+            raise TransferError(
+                f"{_plural(len(too_big), 'message')} too large for {target_name!r} (at most "
+                f"{size_limit.limit} bytes each): {shown}{more}; nothing was written. Re-run "
+                "with --skip-oversize to copy everything else and write the skipped messages "
+                "to a report file (--oversize-report FILE)"
+            )
+
     # 1. look before writing: only sessions the target already has need a comparison
     plans: dict[str, tuple[Plan, int]] = {}
     conflicts: list[str] = []
@@ -516,7 +637,9 @@ async def migrate_between(
         there = on_target.get(info.session_id)
         if there is None or there.active + there.archived == 0:
             continue
-        wanted = await _call(source, "export_session")(info.session_id)
+        wanted, _ = size_limit.split(
+            info.session_id, await _call(source, "export_session")(info.session_id)
+        )
         existing = await _call(target, "export_session")(info.session_id)
         plan = plan_session(wanted, existing, replace)
         plans[info.session_id] = (plan, len(existing))
@@ -535,7 +658,8 @@ async def migrate_between(
     report.metadata_skipped = same
     for info in infos:
         sid = info.session_id
-        records: list[StoredMessage] = await _call(source, "export_session")(sid)
+        records, skipped = size_limit.split(sid, await _call(source, "export_session")(sid))
+        report.oversize.extend(skipped)
         plan, count = plans.get(sid, ("copy", 0))
         if plan != "copy":  # re-plan on what was read now: the source may have grown
             existing = await _call(target, "export_session")(sid)
@@ -549,7 +673,7 @@ async def migrate_between(
         report.messages += len(records)
         report.archived += archived
         if progress is not None:
-            progress(len(records))
+            progress(len(records) + len(skipped))
     await _commit_puts(target, puts)
     report.metadata_written = len(puts)
     report.metadata = len(entries)
@@ -578,7 +702,12 @@ async def migrate_between(
 
 
 async def migrate_command_impl(
-    to: str, from_: str | None, replace: bool, show_progress: bool
+    to: str,
+    from_: str | None,
+    replace: bool,
+    show_progress: bool,
+    skip_oversize: bool = False,
+    oversize_report: Path | None = None,
 ) -> MigrateReport:
     from aalis_core.cli import open_host
 
@@ -588,10 +717,11 @@ async def migrate_command_impl(
         )
         target_handle = host.capability(memory, provider=to)
         active = ", ".join(host.providers(memory)) or "none"
+        if from_ is None:
+            _ = source_handle.use  # absent: CapabilityAbsent names the failed provider
         if not source_handle.present:
-            which = repr(from_) if from_ else "the configured provider"
             raise TransferError(
-                f"source memory provider {which} is not active (active providers: {active})"
+                f"source memory provider {from_!r} is not active (active providers: {active})"
             )
         if not target_handle.present:
             raise TransferError(
@@ -600,6 +730,19 @@ async def migrate_command_impl(
             )
         if source_handle.provider == target_handle.provider:
             raise TransferError(f"source and target are the same provider {to!r}")
+        refuse_volatile(host, target_handle.provider, "migrate")
+        if from_ is None:
+            missing = left_out(host, [source_handle.provider, target_handle.provider])
+            if missing:
+                how = " and ".join(
+                    f"`aalis migrate --from {p} --to {to}`"
+                    for p in [source_handle.provider, *missing]
+                )
+                raise TransferError(
+                    f"`aalis migrate` copies {source_handle.provider} and would leave out "
+                    f"{left_out_text(missing)}; migrate each store by name: {how} "
+                    "(nothing was written)"
+                )
         source, target = source_handle.use, target_handle.use
         require(
             source,
@@ -608,24 +751,40 @@ async def migrate_command_impl(
             "migrate",
         )
         if not show_progress:
-            return await migrate_between(
-                source, source_handle.provider, target, target_handle.provider, replace=replace
-            )
-        infos: list[SessionInfo] = await _call(source, "list_sessions")()
-        with click.progressbar(
-            length=sum(i.active + i.archived for i in infos),
-            label=f"Migrating {source_handle.provider} -> {target_handle.provider}",
-            file=sys.stderr,
-            show_pos=True,
-        ) as bar:
-            return await migrate_between(
+            report = await migrate_between(
                 source,
                 source_handle.provider,
                 target,
                 target_handle.provider,
                 replace=replace,
-                progress=bar.update,
+                skip_oversize=skip_oversize,
             )
+        else:
+            infos: list[SessionInfo] = await _call(source, "list_sessions")()
+            with click.progressbar(
+                length=sum(i.active + i.archived for i in infos),
+                label=f"Migrating {source_handle.provider} -> {target_handle.provider}",
+                file=sys.stderr,
+                show_pos=True,
+            ) as bar:
+                report = await migrate_between(
+                    source,
+                    source_handle.provider,
+                    target,
+                    target_handle.provider,
+                    replace=replace,
+                    progress=bar.update,
+                    skip_oversize=skip_oversize,
+                )
+    if report.oversize:
+        write_atomically(
+            oversize_report or Path(DEFAULT_OVERSIZE_REPORT),
+            [
+                dumps(header(report.source, "oversize")),
+                *(dumps(message_line(o.session_id, o.record)) for o in report.oversize),
+            ],
+        )
+    return report
 
 
 # ------------------------------------------------------------------------------------------
@@ -638,7 +797,7 @@ def _plural(count: int, word: str, many: str | None = None) -> str:
 
 
 @click.command("export")
-@click.argument("session_id", metavar="SESSION", required=False)
+@click.argument("session_id", metavar="[SESSION]", required=False, type=SESSION)
 @click.option("--all", "all_", is_flag=True, help="Every session, and all metadata.")
 @click.option(
     "-o",
@@ -646,7 +805,15 @@ def _plural(count: int, word: str, many: str | None = None) -> str:
     type=click.Path(dir_okay=False, path_type=Path),
     help="Write to FILE (atomically) instead of stdout.",
 )
-def export_command(session_id: str | None, all_: bool, output: Path | None) -> None:
+@click.option(
+    "--from",
+    "from_",
+    metavar="PROVIDER",
+    help="Export this memory provider's data instead of the configured one.",
+)
+def export_command(
+    session_id: str | None, all_: bool, output: Path | None, from_: str | None
+) -> None:
     """Export SESSION's messages, or --all sessions and metadata, as JSON lines.
 
     The first line is a header with the format version; then one line per message
@@ -657,7 +824,7 @@ def export_command(session_id: str | None, all_: bool, output: Path | None) -> N
 
     if (session_id is None) == (not all_):
         raise click.UsageError("give either SESSION or --all")
-    report = run_async(export_command_impl(None if all_ else session_id, output))
+    report = run_async(export_command_impl(None if all_ else session_id, output, from_))
     summary = (
         f"Exported {_plural(report.messages, 'message')} of {_plural(report.sessions, 'session')}"
         + (f" and {_plural(report.metadata, 'metadata entry', 'metadata entries')}" if all_ else "")
@@ -724,7 +891,27 @@ def import_command(file: Path, replace: bool) -> None:
     show_default=True,
     help="Show a progress bar on stderr.",
 )
-def migrate_command(to: str, from_: str | None, replace: bool, progress: bool) -> None:
+@click.option(
+    "--skip-oversize",
+    is_flag=True,
+    help="Leave out messages too large for the target (MongoDB: 16 MiB) and write them to "
+    "the oversize report instead of refusing the whole migration.",
+)
+@click.option(
+    "--oversize-report",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help=f"Where --skip-oversize writes the skipped messages (export format; default "
+    f"./{DEFAULT_OVERSIZE_REPORT}).",
+)
+def migrate_command(
+    to: str,
+    from_: str | None,
+    replace: bool,
+    progress: bool,
+    skip_oversize: bool,
+    oversize_report: Path | None,
+) -> None:
     """Copy every session and metadata namespace to another memory provider.
 
     Archived flags, timestamps and order are kept; counts are verified at the end. An
@@ -733,14 +920,22 @@ def migrate_command(to: str, from_: str | None, replace: bool, progress: bool) -
     """
     from aalis_core.cli import run_async
 
-    report = run_async(migrate_command_impl(to, from_, replace, progress))
+    report = run_async(
+        migrate_command_impl(to, from_, replace, progress, skip_oversize, oversize_report)
+    )
+    skipped = (
+        f"; {_plural(len(report.oversize), 'oversize message')} skipped, written to "
+        f"{oversize_report or DEFAULT_OVERSIZE_REPORT}"
+        if report.oversize
+        else ""
+    )
     click.echo(
         f"Migrated {report.source} -> {report.target}: "
         f"{_plural(report.sessions, 'session')} ({report.messages} messages, "
         f"{report.archived} archived; {report.sessions_written} written, "
         f"{report.sessions_skipped} already there), "
         f"{report.metadata} metadata entries in {report.namespaces} namespaces "
-        f"({report.metadata_written} written); verified."
+        f"({report.metadata_written} written){skipped}; verified."
     )
     if report.unreadable:
         click.echo(

@@ -4,11 +4,13 @@ The host adds these specs before it loads any plugin, so a plugin implementing a
 is checked against them (a misspelt hook is a load error, not a silent no-op) while
 ``aalis_core`` itself never imports this contract.
 
-Three shapes live here (SPEC §2.3):
+Four shapes live here (see docs/architecture.md):
 
 * middleware: ``memory_clear`` (async, Koa-style onion, run by ``host.run_middleware``);
 * contributions: ``memory_clear_types`` (sync, collected by ``host.collect_contributions``);
-* events (SPEC §6): notifications emitted with ``await host.emit(name, **payload)``; an
+* a prompt contribution: ``prompt_contributions`` (async, collected by
+  ``aalis_api_memory.prompt.collect_prompt_blocks``, each contributor contained);
+* events (docs/reference): notifications emitted with ``await host.emit(name, **payload)``; an
   implementation may be sync or async, and an exception in one never reaches the emitter.
   Events tell; they are never a way to orchestrate.
 """
@@ -22,6 +24,7 @@ from aalis_schema_message import Message
 
 from aalis_api_memory.clearing import ClearRequest, ClearType
 from aalis_api_memory.compression import CompressionUsage
+from aalis_api_memory.prompt import PromptBlock, PromptRequest
 from aalis_core.markers import hookspec
 
 CompressingStatus = Literal["start", "done", "error"]
@@ -50,6 +53,17 @@ def memory_clear_types() -> list[ClearType]:
 
 
 @hookspec
+async def prompt_contributions(request: PromptRequest) -> list[PromptBlock]:
+    """Blocks to add to the prompt an agent is building for ``request.session_id``.
+
+    The agent places them after the history, before the newest user message. Leave out what
+    ``request.history`` already carries. Return ``[]`` when there is nothing to add; a
+    contributor that raises or is slow is skipped for that turn and logged.
+    """
+    return []
+
+
+@hookspec
 def memory_messages_deleted(session_id: str, timestamps: Sequence[int]) -> Awaitable[None] | None:
     """Messages of ``session_id`` with these timestamps were deleted (archived ones too)."""
 
@@ -59,6 +73,15 @@ def memory_messages_rewritten(
     session_id: str, messages: Sequence[Message]
 ) -> Awaitable[None] | None:
     """These messages of ``session_id`` were rewritten in place; timestamps are unchanged."""
+
+
+@hookspec
+def memory_messages_saved(session_id: str, messages: Sequence[Message]) -> Awaitable[None] | None:
+    """These conversation messages of ``session_id`` were saved, as stored (timestamps filled).
+
+    Emitted by whoever saved them: the chat after each save, ``aalis import`` once per
+    session it wrote. Derived indexes (a vector store) follow it.
+    """
 
 
 @hookspec
@@ -83,8 +106,9 @@ def token_usage(
     automatic compression from it."""
 
 
-#: The event names of SPEC §6, for emitters and tests that want to check a name.
+#: The event names, for emitters and tests that want to check a name.
 EVENTS: tuple[str, ...] = (
+    "memory_messages_saved",
     "memory_messages_deleted",
     "memory_messages_rewritten",
     "history_changed",
@@ -100,6 +124,8 @@ __all__ = [
     "memory_clear_types",
     "memory_messages_deleted",
     "memory_messages_rewritten",
+    "memory_messages_saved",
+    "prompt_contributions",
     "session_compressing",
     "token_usage",
 ]

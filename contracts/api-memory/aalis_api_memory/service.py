@@ -61,6 +61,9 @@ OPTIONAL_METHODS: tuple[str, ...] = (
     "list_namespaces",
     "export_session",
     "import_messages",
+    # Exact archiving (aalis_api_memory.exact, docs/reference/memory-contract.md):
+    "history_snapshot",
+    "archive_exact",
 )
 
 __all__ = ["OPTIONAL_METHODS", "Limit", "MemoryService"]

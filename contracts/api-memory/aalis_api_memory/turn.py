@@ -186,6 +186,7 @@ async def build_prompt(
     *,
     settings: TurnSettings,
     compression: Any = None,
+    arrange: Callable[[Sequence[Message]], Sequence[Message]] | None = None,
 ) -> PromptPlan:
     """System prompt + summary + the newest history that fits the model's budget.
 
@@ -227,7 +228,10 @@ async def build_prompt(
         trimmed=len(chosen) < total,
         history_messages=total,
     )
-    return PromptPlan(messages=(*head, *chosen), usage=usage, tokens=used, head=len(head))
+    # ``arrange`` reshapes the chosen history for the model (a strict chat template wants
+    # a user message first and no two in a row); the figures stay those of what was chosen.
+    shown = list(arrange(chosen)) if arrange is not None else chosen
+    return PromptPlan(messages=(*head, *shown), usage=usage, tokens=used, head=len(head))
 
 
 def _prompt_module() -> Any:
@@ -302,6 +306,7 @@ async def run_turn(
     compression: Any = None,
     emit: Callable[..., Awaitable[None]] | None = None,
     reply_metadata: Mapping[str, Any] | None = None,
+    arrange: Callable[[Sequence[Message]], Sequence[Message]] | None = None,
     clock: SessionClock = SESSION_CLOCK,
 ) -> TurnResult:
     """Run one turn of ``session_id``: ``text`` in, the model's reply out, both saved.
@@ -310,7 +315,8 @@ async def run_turn(
     ``MemoryService`` (a handle's ``use``); ``compression`` a compression handle or service
     (for the summary), or None. ``emit`` replaces ``host.emit`` (a plugin passes
     ``ctx.emit``). ``reply_metadata`` is added to the reply's metadata (after ``platform``
-    and ``model``), e.g. a marker that keeps a stand-in's echo out of recall. Raises ``TurnError`` (nothing was asked of the model),
+    and ``model``), e.g. a marker that keeps a stand-in's echo out of recall. ``arrange``
+    reshapes the chosen history before it goes to the model (see ``build_prompt``). Raises ``TurnError`` (nothing was asked of the model),
     ``TurnModelFailed`` or ``TurnReplyNotSaved``, each chaining the cause.
     """
     if not isinstance(session_id, str) or not session_id:
@@ -328,7 +334,7 @@ async def run_turn(
         await memory.save_message(session_id, user)
         await _announce(host, send, session_id, user)
         plan = await build_prompt(
-            memory, model, session_id, settings=settings, compression=compression
+            memory, model, session_id, settings=settings, compression=compression, arrange=arrange
         )
     except Exception as exc:
         raise TurnError(_reason(exc), user=user) from exc

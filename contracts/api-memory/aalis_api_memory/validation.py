@@ -25,6 +25,11 @@ DEFAULT_CROSS_SESSION_MAX_LIMIT = 1000
 
 Limit = int | float
 
+#: Bounds of a stored timestamp: every backend keeps it in a signed 64-bit integer
+#: (SQLite INTEGER, BSON int64), so the in-memory store refuses the same values.
+INT64_MIN = -(2**63)
+INT64_MAX = 2**63 - 1
+
 
 def check_text(value: str, what: str) -> str:
     """Refuse a str that is not valid Unicode text (a lone surrogate such as ``"\\ud800"``).
@@ -124,6 +129,16 @@ def check_timestamp(value: object, what: str = "timestamp") -> int:
     return value
 
 
+def check_stored_timestamp(value: object, what: str = "timestamp") -> int:
+    """A timestamp that will be stored: an int that fits in 64 bits."""
+    checked = check_timestamp(value, what)
+    if not INT64_MIN <= checked <= INT64_MAX:
+        raise ValueError(
+            f"{what} {checked} does not fit in 64 bits (a signed 64-bit integer of epoch milliseconds)"
+        )
+    return checked
+
+
 def check_timestamps(values: object) -> list[int]:
     if isinstance(values, (str, bytes, Mapping)) or not isinstance(values, Iterable):
         raise TypeError(f"timestamps must be a sequence of ints, got {type(values).__name__}")
@@ -152,6 +167,8 @@ def check_message(message: object) -> Message:
         raise TypeError(
             f"message must be an aalis_schema_message.Message, got {type(message).__name__}"
         )
+    if message.timestamp is not None:
+        check_stored_timestamp(message.timestamp, "Message.timestamp")
     for field in _MESSAGE_TEXT_FIELDS:
         value = getattr(message, field)
         if value is not None:
@@ -269,6 +286,8 @@ __all__ = [
     "DEFAULT_HISTORY_LIMIT",
     "DEFAULT_RANGE_QUERY_LIMIT",
     "DEFAULT_RECENT_LIMIT",
+    "INT64_MAX",
+    "INT64_MIN",
     "Limit",
     "MetadataOp",
     "check_count",
@@ -280,6 +299,7 @@ __all__ = [
     "check_recent_query",
     "check_replacement",
     "check_session_id",
+    "check_stored_timestamp",
     "check_str_filter",
     "check_text",
     "check_timestamp",

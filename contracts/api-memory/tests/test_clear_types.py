@@ -76,6 +76,8 @@ def test_hookspecs_declare_the_contract_hooks() -> None:
         "memory_clear_types": [],
         "memory_messages_deleted": ["session_id", "timestamps"],
         "memory_messages_rewritten": ["session_id", "messages"],
+        "memory_messages_saved": ["session_id", "messages"],
+        "prompt_contributions": ["request"],
         "history_changed": ["session_id"],
         "session_compressing": ["session_id", "status"],
         "token_usage": ["session_id", "platform", "usage"],
@@ -84,4 +86,8 @@ def test_hookspecs_declare_the_contract_hooks() -> None:
         caller = getattr(manager.hook, name)
         assert caller.spec is not None
         assert list(caller.spec.argnames) == args
-    assert set(hookspecs.EVENTS) == set(expected) - {"memory_clear", "memory_clear_types"}
+    assert set(hookspecs.EVENTS) == set(expected) - {
+        "memory_clear",
+        "memory_clear_types",
+        "prompt_contributions",
+    }

@@ -15,7 +15,6 @@ from aalis_plugin_memory_inmemory.plugin import MemoryInmemory
 from aalis_plugin_notes import NAMESPACE, NotesPlugin
 from aalis_schema_message import Message
 
-from aalis_core import ConfigError
 from aalis_core.testing import running_host
 
 
@@ -47,10 +46,10 @@ async def test_limits_come_from_config_and_refuse_without_writing(tmp_path: Path
 
 
 def test_a_bad_config_value_names_the_key(tmp_path: Path) -> None:
-    from aalis_core.testing import make_test_host
+    from aalis_core.testing import make_test_host, plugin_config_error
 
-    with pytest.raises(ConfigError, match=r"\[plugins.notes\] key 'max_notes'"):
-        make_test_host([NotesPlugin()], {"plugins": {"notes": {"max_notes": 0}}})
+    host = make_test_host([NotesPlugin()], {"plugins": {"notes": {"max_notes": 0}}})
+    assert "[plugins.notes] key 'max_notes'" in str(plugin_config_error(host, "notes"))
 
 
 async def test_session_clear_of_type_notes_keeps_history_and_other_sessions(

@@ -5,10 +5,13 @@ from __future__ import annotations
 import asyncio
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
+from aalis_api_memory import memory
 
 from aalis_core.cli import open_host, run_async
+from aalis_core.host import Host
 from aalis_plugin_chat.session import ChatSession, Reply
 
 PROMPT = "you> "
@@ -29,6 +32,19 @@ async def _read_line() -> str | None:
         return None
 
 
+def store_label(host: Host, provider: str | None, service: Any) -> str:
+    """Where the conversation is written, for the banner: ``memory-sqlite (.aalis/aalis.db)``.
+
+    A store that says where it lives (``path``, or a redacted ``location``) is shown with it;
+    a volatile one says that nothing outlives the process, so no one mistakes it for disk.
+    """
+    where = getattr(service, "location", None) or getattr(service, "path", None)
+    label = f"{provider} ({where})" if where else str(provider)
+    plugin = host.plugin(provider) if provider is not None else None
+    volatile = getattr(plugin, "volatile", False) is True
+    return label + (" - in memory only, gone at exit" if volatile else "")
+
+
 async def run_chat(session_id: str, script: list[str] | None) -> int:
     """Run the chat on the terminal, or on ``script``'s lines; returns the exit code
     (1 when any line failed)."""
@@ -39,9 +55,16 @@ async def run_chat(session_id: str, script: list[str] | None) -> int:
         if plugin is None or info is None or info.state != "active":
             reason = info.error if info is not None and info.error else "not loaded"
             raise LookupError(f"the chat plugin is not active ({reason})")
+        # Refuse to start rather than chat into nowhere: with the durable store broken the
+        # handle is absent and CapabilityAbsent says which provider failed and why.
+        store = host.capability(memory, "chat")
+        _ = store.use
         session: ChatSession = plugin.session(session_id)  # type: ignore[attr-defined]
         failed = False
-        click.echo(f"chat in session {session_id!r} with {session.model_name}; /help for commands")
+        click.echo(
+            f"chat in session {session_id!r} with {session.model_name}, history in "
+            f"{store_label(host, store.provider, store.use)}; /help for commands"
+        )
         if script is None:
             while True:
                 line = await _read_line()

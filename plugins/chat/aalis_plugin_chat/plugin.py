@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from aalis_api_llm import llm
 from aalis_api_memory import compression, memory
+from aalis_api_vectorstore import recall
 
 from aalis_core.markers import hookimpl
 from aalis_core.plugin import Plugin
@@ -23,7 +24,12 @@ if TYPE_CHECKING:
 
 class Chat(Plugin):
     name = "chat"
-    uses: ClassVar[dict[str, Any]] = {"memory": memory, "llm": llm, "compression": compression}
+    uses: ClassVar[dict[str, Any]] = {
+        "memory": memory,
+        "llm": llm,
+        "compression": compression,
+        "recall": recall,
+    }
     Config: ClassVar[type[ChatConfig]] = ChatConfig
 
     def __init__(self) -> None:

@@ -18,8 +18,11 @@ import attrs
 from aalis_api_llm import ChatModel
 from aalis_api_memory import (
     CompressionError,
+    PromptBlock,
+    UndoError,
     UnknownClearType,
     run_clear,
+    undo_last_turn,
 )
 from aalis_api_memory.turn import (
     PromptPlan,
@@ -33,12 +36,15 @@ from aalis_schema_message import Message
 from aalis_core.capability import CapabilityAbsent
 from aalis_plugin_chat.config import ChatConfig
 from aalis_plugin_chat.standin import StandInModel
+from aalis_plugin_chat.turns import conversation_turns
 
 HELP = """\
 Commands:
   /history              show the summary and the active messages of this session
   /clear [-t TYPE ...]  clear this session (every type, or only the named ones)
   /compress             summarise this session now
+  /undo                 delete the last turn (your last message and the reply)
+  /recall [QUERY]       search earlier conversations (no QUERY: what the last prompt got)
   /help                 this help
   /quit                 leave (so does end of input)"""
 
@@ -58,6 +64,12 @@ class Reply:
 
 def _one_line(text: str) -> str:
     return " ".join(str(text).split())
+
+
+def _arrange(chosen: Sequence[Message]) -> list[Message]:
+    """Strict chat templates: no assistant first, no two user messages in a row (turns.py)."""
+    turns, earlier = conversation_turns(chosen)
+    return [*([earlier] if earlier is not None else []), *turns]
 
 
 class ChatSession:
@@ -82,6 +94,8 @@ class ChatSession:
         self._stand_in = StandInModel(config.stand_in_context_window)
         #: The prompt of the last turn (messages, token figures, contributions).
         self.last_prompt: PromptPlan | None = None
+        #: The blocks other plugins contributed to the last prompt (``/recall`` shows them).
+        self.last_contributions: list[PromptBlock] = []
 
     # -- what answers ---------------------------------------------------------------------
 
@@ -134,6 +148,10 @@ class ChatSession:
             return await self.clear(args)
         if name == "/compress":
             return await self.compress()
+        if name == "/undo":
+            return await self.undo()
+        if name == "/recall":
+            return await self.recall(" ".join(args))
         return Reply(err=[f"error: unknown command {name}; try /help"])
 
     # -- a turn ---------------------------------------------------------------------------
@@ -164,15 +182,66 @@ class ChatSession:
                 settings=self._settings(),
                 compression=self._caps.compression,
                 emit=self._emit,
+                reply_metadata=self._reply_metadata(self.model),
+                arrange=_arrange,
             )
         except TurnReplyNotSaved as exc:
             return Reply(out=[f"assistant> {exc.content}"], err=[f"error: {exc}"])
         except TurnError as exc:
             return Reply(err=[f"error: {exc}"])
         self.last_prompt = turn.prompt
+        self.last_contributions = list(turn.prompt.contributions)
         return Reply(out=[f"assistant> {turn.content}"])
 
+    def _reply_metadata(self, model: ChatModel) -> dict[str, Any]:
+        """The stand-in only echoes: its replies are marked so recall does not index them."""
+        metadata: dict[str, Any] = {"platform": self._config.platform, "model": str(model.id)}
+        if model is self._stand_in:
+            metadata["no_recall"] = True
+        return metadata
+
     # -- slash commands -------------------------------------------------------------------
+
+    async def undo(self) -> Reply:
+        try:
+            outcome = await undo_last_turn(self._memory(), self.session_id, self._emit)
+        except UndoError as exc:
+            return Reply(err=[f"error: {exc}"])
+        except Exception as exc:
+            return Reply(err=[f"error: the undo failed: {_one_line(str(exc))}"])
+        reply = Reply(out=[f"undone: {len(outcome.messages)} messages deleted"])
+        for message in outcome.messages:
+            content = message.content if message.content is not None else "(tool call)"
+            reply.out.append(f"  {message.role}> {_one_line(content)}")
+        return reply
+
+    async def recall(self, query: str) -> Reply:
+        """``/recall QUERY``: what the ``recall`` provider finds; without a query, the blocks
+        contributed to the last prompt."""
+        if not query.strip():
+            if not self.last_contributions:
+                return Reply(out=["(nothing was added to the last prompt)"])
+            reply = Reply()
+            for block in self.last_contributions:
+                reply.out.append(f"from {block.source}:")
+                reply.out.extend(f"  {line}" for line in block.content.splitlines())
+            return reply
+        handle = self._caps.recall
+        if not handle.present:
+            return Reply(err=["error: no recall provider is active"])
+        try:
+            hits = await handle.use.recall(self.session_id, query, platform=self._config.platform)
+        except Exception as exc:
+            return Reply(err=[f"error: the recall failed: {_one_line(str(exc))}"])
+        if not hits:
+            return Reply(out=["(nothing recalled)"])
+        reply = Reply()
+        for hit in hits:
+            content = hit.message.content or ""
+            reply.out.append(
+                f"{hit.score:.3f} [{hit.session_id}] {hit.message.role}> {_one_line(content)}"
+            )
+        return reply
 
     async def history(self) -> Reply:
         reply = Reply()

@@ -44,6 +44,8 @@ class StandInModel:
         max_tokens: int | None = None,
     ) -> ChatResult:
         visible = [m for m in messages if not m.is_control]
+        notes = [m for m in visible if m.metadata and "prompt_contribution" in m.metadata]
+        visible = [m for m in visible if not (m.metadata and "prompt_contribution" in m.metadata)]
         last_user = next((m for m in reversed(visible) if m.role == "user"), None)
         said = _quote(last_user.content or "") if last_user is not None else ""
         turns = sum(1 for m in visible if m.role in ("user", "assistant"))
@@ -55,6 +57,9 @@ class StandInModel:
             f"I can see {turns} message{'s' if turns != 1 else ''} of this conversation"
             + (" and a summary of earlier ones." if summary else ".")
         )
+        if notes:
+            quoted = "; ".join(_quote(m.content or "", 240) for m in notes)
+            parts.append(f"Added to the prompt by plugins: {quoted}")
         return ChatResult(content=" ".join(parts), finish_reason="stop", model=STAND_IN_ID)
 
 

@@ -35,7 +35,9 @@ def test_chat_on_the_embedded_default(
     run = aalis("chat", "--script", first)
     assert run.returncode == 0, run.stderr
     out = run.stdout.splitlines()
-    assert out[0] == "chat in session 'cli' with stand-in; /help for commands"
+    # the banner names the store the conversation is written to
+    assert out[0].startswith("chat in session 'cli' with stand-in, history in memory-sqlite (")
+    assert out[0].endswith("aalis.db); /help for commands")
 
     replies = [line for line in out if line.startswith("assistant> ")]
     # three turns answered, each reply saying it is a stand-in, then three /history echoes
@@ -119,7 +121,8 @@ def test_errors_are_one_line_and_fail_the_run(tmp_path: Path, aalis: Callable[..
     assert errors[1].startswith("error: unknown clear type(s): nope (known: ")
     assert "summary" in errors[1]
     assert "Traceback" not in run.stderr
-    assert run.stdout.splitlines()[0] == "chat in session 'other' with stand-in; /help for commands"
+    banner = run.stdout.splitlines()[0]
+    assert banner.startswith("chat in session 'other' with stand-in, history in memory-sqlite (")
     assert any(line.startswith("assistant> " + STAND_IN) for line in run.stdout.splitlines())
 
 
@@ -163,7 +166,7 @@ def test_chat_with_a_configured_model(
     run = aalis("chat", "--script", script(tmp_path, "s.txt", *lines))
     assert run.returncode == 0, run.stderr
     out = run.stdout.splitlines()
-    assert out[0] == "chat in session 'cli' with llm-openai:test-model; /help for commands"
+    assert out[0].startswith("chat in session 'cli' with llm-openai:test-model, history in ")
     replies = [line for line in out if line.startswith("assistant> ")]
     assert len(replies) == 3
     assert all(line.startswith("assistant> Model reply #") for line in replies)

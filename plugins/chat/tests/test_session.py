@@ -79,7 +79,7 @@ async def test_every_stand_in_reply_says_so_and_usage_is_reported() -> None:
         stored = await host.capability(memory).use.get_history("s", math.inf)
         assert [m.role for m in stored] == ["user", "assistant"] * 4
         assert all(m.metadata and m.metadata["platform"] == "cli" for m in stored)
-        assert stored[1].metadata == {"platform": "cli", "model": "stand-in"}
+        assert stored[1].metadata == {"platform": "cli", "model": "stand-in", "no_recall": True}
 
     assert [(sid, platform) for sid, platform, _ in recorder.usages] == [("s", "cli")] * 4
     last = recorder.usages[-1][2]

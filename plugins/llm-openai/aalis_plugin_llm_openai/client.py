@@ -149,9 +149,7 @@ class OpenAIChatModel:
             failure: LLMError
             wait: float | None = None
             try:
-                response = await self._client.post(
-                    self._url, json=payload, timeout=httpx.Timeout(remaining)
-                )
+                response = await self._post(payload, remaining)
             except httpx.TimeoutException:
                 raise LLMTimeout(
                     f"no answer from {self._shown_url} within {config.timeout:g} s", model=self.id
@@ -186,6 +184,39 @@ class OpenAIChatModel:
                     attempt=attempt,
                 )
             await asyncio.sleep(wait)
+
+    async def _post(self, payload: dict[str, Any], remaining: float) -> httpx.Response:
+        """POST and read at most ``max_response_bytes`` of the body (``LLMResponseError``)."""
+        limit = self._config.max_response_bytes
+        request = self._client.build_request(
+            "POST", self._url, json=payload, timeout=httpx.Timeout(remaining)
+        )
+        response = await self._client.send(request, stream=True)
+        try:
+            declared = response.headers.get("content-length", "")
+            if declared.isdigit() and int(declared) > limit:
+                raise self._too_large(limit)
+            chunks: list[bytes] = []
+            size = 0
+            async for chunk in response.aiter_bytes():
+                size += len(chunk)
+                if size > limit:
+                    raise self._too_large(limit)
+                chunks.append(chunk)
+        finally:
+            await response.aclose()
+        # The body is already decoded: drop the encoding header so it is not decoded twice.
+        headers = [(k, v) for k, v in response.headers.multi_items() if k != "content-encoding"]
+        return httpx.Response(
+            response.status_code, headers=headers, content=b"".join(chunks), request=request
+        )
+
+    def _too_large(self, limit: int) -> LLMResponseError:
+        return LLMResponseError(
+            f"{self._shown_url} sent a response larger than {limit} bytes; not read "
+            "(raise [plugins.llm-openai] max_response_bytes if the endpoint is trusted)",
+            model=self.id,
+        )
 
     # -- responses --------------------------------------------------------------------------
 

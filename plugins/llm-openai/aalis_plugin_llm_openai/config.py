@@ -52,6 +52,9 @@ class LlmOpenaiConfig:
     max_retry_wait: float = attrs.field(default=30.0, validator=_non_negative)
     #: Default sampling temperature when a caller passes none (None: the server's default).
     temperature: float | None = attrs.field(default=None, validator=_temperature)
+    #: The most bytes of one response body read (4 MiB); a larger one is refused, so a broken
+    #: or hostile endpoint cannot fill the memory with hundreds of megabytes.
+    max_response_bytes: int = attrs.field(default=4 * 1024 * 1024, validator=_positive)
     #: Priority of this provider among several ``llm`` providers.
     priority: int = 0
 

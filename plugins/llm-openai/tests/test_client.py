@@ -220,3 +220,21 @@ def test_config_refuses_bad_values() -> None:
     with pytest.raises(ValueError, match="timeout"):
         LlmOpenaiConfig(timeout=0)
     assert KEY not in repr(LlmOpenaiConfig(base_url="http://x", model="m", api_key=KEY))
+
+
+async def test_a_response_body_past_the_cap_is_refused_and_the_error_says_so(
+    chat_server: Any, reply_type: Any, completion_body: Any
+) -> None:
+    """A broken or hostile endpoint cannot make the client read hundreds of MB."""
+    chat_server.script(reply_type(body=completion_body("x" * 200_000)))
+    model = model_for(chat_server, max_response_bytes=65_536, max_retries=0)
+    with pytest.raises(LLMResponseError, match=r"larger than 65536 bytes.*max_response_bytes"):
+        await model.chat([Message(role="user", content="hi")])
+    chat_server.script(reply_type(body=completion_body("small enough")))
+    assert (await model.chat([Message(role="user", content="hi")])).content == "small enough"
+    await model.aclose()
+
+
+def test_the_response_cap_defaults_to_a_few_megabytes() -> None:
+    config = LlmOpenaiConfig(base_url="http://127.0.0.1:1/v1", model="m")
+    assert 1024 * 1024 <= config.max_response_bytes <= 16 * 1024 * 1024

@@ -1,8 +1,9 @@
 """The ``memory-inmemory`` plugin: provides ``memory`` from process memory, at the lowest rank.
 
-Priority -100 makes it the store of last resort: any persistent backend that is active wins
-an unpinned handle, so conversations never land here by accident when a database is
-configured. It is what tests and throwaway sessions pin explicitly.
+Priority -100 makes it the store of last resort, and ``volatile = True`` makes it no resort
+at all for unpinned handles while a durable backend is installed: if memory-sqlite fails to
+start, the memory capability is absent and says why, instead of every word going into RAM.
+It is what tests and throwaway sessions pin explicitly (or load alone).
 """
 
 from __future__ import annotations
@@ -39,6 +40,9 @@ class MemoryInmemory(Plugin):
 
     name = "memory-inmemory"
     provides = (memory,)
+    #: Nothing survives the process: an unpinned handle never binds here while a durable
+    #: memory backend is installed (even a broken one); pin it to use it on purpose.
+    volatile = True
     Config = InMemoryConfig
 
     def __init__(self) -> None:

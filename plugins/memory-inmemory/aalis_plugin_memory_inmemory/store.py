@@ -22,6 +22,15 @@ from collections.abc import Sequence
 from typing import Any
 
 import attrs
+from aalis_api_memory.exact import (
+    ArchiveConflict,
+    HistorySnapshot,
+    MetadataGuard,
+    check_guard,
+    check_ids,
+    check_marker,
+    same_entry,
+)
 from aalis_api_memory.types import (
     MetadataEntry,
     MetadataOp,
@@ -196,6 +205,47 @@ class InMemoryMemory:
     async def clear_session(self, session_id: str) -> None:
         check_session_id(session_id)
         self._sessions.pop(session_id, None)
+
+    # -- exact archiving (aalis_api_memory.exact) -----------------------------------------
+
+    async def history_snapshot(self, session_id: str) -> HistorySnapshot:
+        check_session_id(session_id)
+        # ``seq`` is store-wide and never reused, so it names one message for good.
+        rows = self._active(session_id)
+        return HistorySnapshot(
+            tuple(self._out(row) for row in rows), tuple(str(row.seq) for row in rows)
+        )
+
+    async def archive_exact(
+        self,
+        session_id: str,
+        ids: Sequence[str],
+        *,
+        guard: MetadataGuard,
+        marker: Message | None = None,
+    ) -> int:
+        check_session_id(session_id)
+        wanted = check_ids(ids)
+        checked = check_guard(guard)
+        stamp = check_marker(marker)
+        # Checks first, then every change without an await: one atomic step on the loop.
+        entry = self._metadata.get(checked.namespace, {}).get(checked.key)
+        stored = None if entry is None else decode_metadata(entry.text)
+        if not same_entry(stored, checked.expected):
+            raise ArchiveConflict("guard", "the guard entry changed since the snapshot")
+        active = {str(row.seq): row for row in self._active(session_id)}
+        rows = [active.get(ident) for ident in wanted]
+        if any(row is None for row in rows):
+            raise ArchiveConflict("messages", "a message of the snapshot is no longer active")
+        for row in rows:
+            assert row is not None
+            row.archived = True
+        self._metadata.setdefault(checked.namespace, {})[checked.key] = _Entry(
+            checked.text, now_ms()
+        )
+        if stamp is not None:
+            self._insert(session_id, stamp)
+        return len(rows)
 
     async def clear_all(self) -> None:
         self._sessions.clear()

@@ -10,7 +10,6 @@ from aalis_plugin_memory_inmemory import InMemoryMemory, MemoryInmemory
 from aalis_schema_message import Message
 
 from aalis_core import Plugin
-from aalis_core.config import ConfigError
 from aalis_core.handles import unwrap
 from aalis_core.testing import running_host
 
@@ -76,13 +75,14 @@ async def test_config_sets_the_query_caps(tmp_path: Path) -> None:
     "table",
     [{"range_query_limit": 0}, {"cross_session_max_limit": "many"}, {"unknown": 1}],
 )
-def test_bad_config_is_refused_before_start(tmp_path: Path, table: dict[str, object]) -> None:
-    from aalis_core.testing import make_test_host
+def test_bad_config_fails_the_plugin_before_start(tmp_path: Path, table: dict[str, object]) -> None:
+    from aalis_core.testing import make_test_host, plugin_config_error
 
-    with pytest.raises(ConfigError):
-        make_test_host(
-            [MemoryInmemory()], {"plugins": {"memory-inmemory": table}}, data_dir=tmp_path
-        )
+    host = make_test_host(
+        [MemoryInmemory()], {"plugins": {"memory-inmemory": table}}, data_dir=tmp_path
+    )
+    error = plugin_config_error(host, "memory-inmemory")
+    assert error.key == next(iter(table))
 
 
 def test_store_rejects_bad_caps() -> None:

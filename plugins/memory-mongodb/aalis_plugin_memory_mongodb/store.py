@@ -25,10 +25,19 @@ from __future__ import annotations
 import asyncio
 import json
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import bson
+from aalis_api_memory.exact import (
+    ArchiveConflict,
+    HistorySnapshot,
+    MetadataGuard,
+    check_guard,
+    check_ids,
+    check_marker,
+    same_entry,
+)
 from aalis_api_memory.types import (
     MetadataEntry,
     MetadataOp,
@@ -171,6 +180,9 @@ class MongoMemory:
         self._log = logger if logger is not None else get_logger("memory-mongodb")
         # Metadata reads through this store never see a commit_metadata batch half-applied.
         self._batch_lock = ReadWriteLock()
+        #: Test seam: awaited inside ``archive_exact`` after the guard entry is written and
+        #: before the messages are archived (a crash test kills the process there).
+        self.after_guard: Callable[[], Awaitable[None]] | None = None
 
     # ---------------------------------------------------------------------------------
     # Life cycle
@@ -384,6 +396,100 @@ class MongoMemory:
         check_session_id(session_id)
         await self._messages.delete_many({"session_id": escape_str(session_id)})
 
+    # -- exact archiving (aalis_api_memory.exact) ---------------------------------------
+    #
+    # Without multi-document transactions the commit is a sequence of single-document
+    # atomic steps, ordered so that a crash or a concurrent writer at any point leaves a
+    # state the caller can recognise (docs/reference/memory-contract.md, "Exact archiving"):
+    # the guard entry is compared and set first (its ``rev`` changes on every write, so a
+    # compare-and-set cannot be fooled by a delete and re-create), then the messages are
+    # archived by ``_id``; when some of them vanished meanwhile the archive is undone and the
+    # entry set back, and when the archive itself fails the entry keeps the new data.
+    # (``find`` rather than ``count_documents`` with an ``_id`` filter: nx-27017 counts 0.)
+
+    async def history_snapshot(self, session_id: str) -> HistorySnapshot:
+        check_session_id(session_id)
+        docs = await self._find(
+            {"session_id": escape_str(session_id), "archived": False}, sort=_ORDER
+        )
+        return HistorySnapshot(
+            tuple(self._decode(doc) for doc in docs), tuple(str(doc["_id"]) for doc in docs)
+        )
+
+    async def archive_exact(
+        self,
+        session_id: str,
+        ids: Sequence[str],
+        *,
+        guard: MetadataGuard,
+        marker: Message | None = None,
+    ) -> int:
+        check_session_id(session_id)
+        wanted = check_ids(ids)
+        checked = check_guard(guard)
+        stamp = check_marker(marker)
+        marker_doc: Document | None = None
+        if stamp is not None:
+            timestamp = stamp.timestamp if stamp.timestamp is not None else now_ms()
+            marker_doc = message_document(session_id, stamp, timestamp, archived=False)
+            _encode(marker_doc, "marker")
+        entry = self._metadata_document(checked.namespace, checked.key, checked.text, now_ms())
+        new_rev = entry["rev"]
+        sid = escape_str(session_id)
+        oids: list[ObjectId] = []
+        for ident in wanted:
+            if not bson.ObjectId.is_valid(ident):
+                raise ArchiveConflict("messages", "an id does not name a message of this store")
+            oids.append(ObjectId(ident))
+        flt = self._metadata_filter(checked.namespace, checked.key)
+
+        current = await self._metadata.find_one(flt)
+        stored = None if current is None else self._read_data(current)
+        if not same_entry(stored, checked.expected):
+            raise ArchiveConflict("guard", "the guard entry changed since the snapshot")
+        active: Document = {"_id": {"$in": oids}, "session_id": sid, "archived": False}
+        if oids and len(await self._find(active, sort=_ORDER, projection={"_id": 1})) != len(oids):
+            raise ArchiveConflict("messages", "a message of the snapshot is no longer active")
+        if current is None:
+            try:
+                await self._metadata.insert_one(entry)
+            except DuplicateKeyError:
+                raise ArchiveConflict("guard", "the guard entry was written meanwhile") from None
+        else:
+            result = await self._metadata.replace_one({**flt, "rev": current.get("rev")}, entry)
+            if result.matched_count != 1:
+                raise ArchiveConflict("guard", "the guard entry was written meanwhile")
+        if self.after_guard is not None:
+            await self.after_guard()
+        archived = 0
+        if oids:
+            archived = (
+                await self._messages.update_many(active, {"$set": {"archived": True}})
+            ).modified_count
+        if archived != len(oids):
+            # Some vanished (deleted or cleared): put back what this call archived and the
+            # entry it replaced, so no message ends up archived under a summary set back.
+            await self._messages.update_many(
+                {"_id": {"$in": oids}, "session_id": sid}, {"$set": {"archived": False}}
+            )
+            await self._restore_guard(flt, new_rev, current)
+            raise ArchiveConflict("messages", "a message of the snapshot vanished meanwhile")
+        if marker_doc is not None:
+            marker_doc["_id"] = ObjectId()
+            marker_doc["seq"] = await self._next_seq()
+            await self._messages.insert_one(_encode(marker_doc, "marker"))
+            if oids and not await self._find({"_id": oids[0]}, sort=_ORDER, projection={"_id": 1}):
+                # The session was cleared between the archive and the marker.
+                await self._messages.delete_one({"_id": marker_doc["_id"]})
+        return archived
+
+    async def _restore_guard(self, flt: Document, rev: str, previous: Document | None) -> None:
+        """Set the guard entry back, unless someone (a clear) changed it after this call."""
+        if previous is None:
+            await self._metadata.delete_one({**flt, "rev": rev})
+        else:
+            await self._metadata.replace_one({**flt, "rev": rev}, previous)
+
     async def clear_all(self) -> None:
         await self._messages.delete_many({})
 
@@ -555,6 +661,22 @@ class MongoMemory:
         await self._messages.insert_many(encoded, ordered=True)
         return len(encoded)
 
+    #: The largest message document MongoDB stores (16 MiB of BSON); ``aalis migrate``
+    #: checks every message against it before writing, so an oversize one is named up
+    #: front instead of failing half-way (docs/host/export-import.md).
+    max_message_bytes = MAX_DOCUMENT_BYTES
+
+    def message_bytes(self, session_id: str, message: Message) -> int:
+        """Size in bytes of the document ``message`` would be stored as (BSON)."""
+        timestamp = message.timestamp if message.timestamp is not None else now_ms()
+        doc = message_document(session_id, message, timestamp, archived=False)
+        doc["_id"] = ObjectId()
+        doc["seq"] = _UNBOUNDED  # an int64 field, as the real sequence number
+        try:
+            return len(bson.encode(doc))
+        except (bson.errors.InvalidDocument, OverflowError, UnicodeEncodeError) as exc:
+            raise ValueError(f"message cannot be stored in MongoDB: {exc}") from None
+
     # ---------------------------------------------------------------------------------
     # Metadata
     # ---------------------------------------------------------------------------------
@@ -566,8 +688,14 @@ class MongoMemory:
         # ``text`` is the shared validator's JSON: parsing it back gives a fresh, JSON-typed
         # copy (tuples as lists), exactly what every backend returns.
         data = encode_json(json.loads(text), "metadata data")
+        # ``rev`` changes on every write: archive_exact's compare-and-set filters on it.
         return _encode(
-            {**self._metadata_filter(namespace, key), "data": data, "updated_at": now},
+            {
+                **self._metadata_filter(namespace, key),
+                "data": data,
+                "updated_at": now,
+                "rev": ObjectId().binary.hex(),  # a str: some wire servers mis-match ObjectIds
+            },
             f"metadata {namespace!r}/{key!r}",
         )
 

@@ -152,18 +152,21 @@ def test_config_validation_and_repr():
         MongoConfig(range_query_limit=2**63)
 
 
-async def test_bad_config_table_is_a_config_error_naming_the_key(tmp_path):
+async def test_bad_config_table_fails_the_plugin_naming_the_key(tmp_path):
     from aalis_core.config import ConfigError
 
     table = {"uri": f"http://eve:{PASSWORD}@h/", "range_query_limit": 0, "colour": "blue"}
-    with pytest.raises(ConfigError) as caught:
-        async with running_host(
-            plugins=[MemoryMongodb()],
-            config={"plugins": {"memory-mongodb": table}},
-            data_dir=tmp_path,
-        ):
-            pass
-    text = str(caught.value)
+    async with running_host(
+        plugins=[MemoryMongodb()],
+        config={"plugins": {"memory-mongodb": table}},
+        data_dir=tmp_path,
+    ) as host:
+        caught = host.config_errors()["memory-mongodb"]
+        info = {i.name: i for i in host.plugins()}["memory-mongodb"]
+        assert info.state == "error"
+        assert PASSWORD not in (info.error or "")
+    assert isinstance(caught, ConfigError)
+    text = str(caught)
     assert "range_query_limit" in text
     assert "colour" in text
     assert PASSWORD not in text

@@ -26,12 +26,19 @@ from aalis_api_memory.types import MetadataEntry, SessionInfo
 from aalis_api_memory.validation import decode_metadata
 from aalis_schema_message import Message
 
+from aalis_plugin_memory_sqlite.bulk_writes import (
+    Update,
+    apply_rewrites,
+    clear_timestamps,
+    delete_loaded,
+    load_timestamps,
+    rewrite_plan,
+)
 from aalis_plugin_memory_sqlite.codec import (
     INT64_MAX,
     INT64_MIN,
     decode_messages,
     decode_messages_indexed,
-    encode_message,
 )
 
 Limit = int | float
@@ -145,6 +152,10 @@ class Engine:
             )
 
         return report
+
+    def corrupt_reporter(self, session_id: str) -> Callable[[int, str], None]:
+        """The warning callback for unreadable rows (safe to call from any thread)."""
+        return self._corrupt(session_id)
 
     def close(self) -> None:
         self._rollback()
@@ -385,56 +396,63 @@ class Engine:
     def update_message_content(
         self, session_id: str, old: str, new: str, recent_limit: Limit
     ) -> int:
+        """All three steps of a rewrite on this connection (the store splits them up)."""
+        rows = self.rewrite_candidates(session_id, recent_limit)
+        updates = rewrite_plan(rows, old, new, self._corrupt(session_id))
+        return self.apply_rewrites(session_id, updates, old, new)
+
+    def rewrite_candidates(
+        self, session_id: str, recent_limit: Limit
+    ) -> list[tuple[int, int, str]]:
+        """The rows a rewrite looks at, read in one snapshot without the write lock."""
+        self.conn.execute("BEGIN")
+        try:
+            return self._newest_rows(session_id, recent_limit)
+        finally:
+            self.conn.execute("COMMIT")
+
+    def apply_rewrites(self, session_id: str, updates: Sequence[Update], old: str, new: str) -> int:
+        """Apply a planned rewrite (``bulk_writes.rewrite_plan``) in one write transaction."""
+        if not updates:
+            return 0
         conn = self.conn
         conn.execute("BEGIN IMMEDIATE")
         try:
-            rows = self._newest_rows(session_id, recent_limit)
-            decoded = decode_messages_indexed([row[2] for row in rows], self._corrupt(session_id))
-            updates: list[tuple[str, int]] = []
-            for index, message in decoded:
-                content = message.content
-                if isinstance(content, str) and old in content:
-                    timestamp, seq, _data = rows[index]
-                    changed = Message.from_json(
-                        {**message.to_json(), "content": content.replace(old, new)}
-                    )
-                    updates.append((encode_message(changed, timestamp), seq))
-            if updates:
-                conn.executemany("UPDATE messages SET data = ? WHERE seq = ?", updates)
+            changed = apply_rewrites(conn, updates, old, new, self._corrupt(session_id))
             conn.execute("COMMIT")
         except BaseException:
             self._rollback()
             raise
-        return len(updates)
+        return changed
 
     def delete_messages_by_timestamps(self, session_id: str, timestamps: Sequence[int]) -> int:
-        wanted = sorted({ts for ts in timestamps if INT64_MIN <= ts <= INT64_MAX})
+        """One set-based DELETE under the write lock (see ``bulk_writes``)."""
         conn = self.conn
-        conn.execute("BEGIN IMMEDIATE")
+        listed = load_timestamps(conn, timestamps)  # no lock on the file yet
+        if not listed:
+            return 0
         try:
-            doomed: list[tuple[int]] = []
-            active = conversation = archived_count = 0
-            for ts in wanted:
-                for archived in (0, 1):
-                    for seq, control in conn.execute(
-                        "SELECT seq, control FROM messages"
-                        " WHERE session_id = ? AND archived = ? AND timestamp = ?",
-                        (session_id, archived, ts),
-                    ):
-                        doomed.append((seq,))
-                        if archived:
-                            archived_count += 1
-                        else:
-                            active += 1
-                            conversation += 0 if control else 1
-            if doomed:
-                conn.executemany("DELETE FROM messages WHERE seq = ?", doomed)
-                self._refresh_stats(session_id, active, conversation, archived_count)
-            conn.execute("COMMIT")
-        except BaseException:
-            self._rollback()
-            raise
-        return len(doomed)
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                row = conn.execute(
+                    "SELECT active + archived FROM session_stats WHERE session_id = ?",
+                    (session_id,),
+                ).fetchone()
+                session_rows = int(row[0]) if row else 0
+                active = conversation = archived_count = 0
+                if session_rows:
+                    active, conversation, archived_count = delete_loaded(
+                        conn, session_id, listed, session_rows
+                    )
+                if active + archived_count:
+                    self._refresh_stats(session_id, active, conversation, archived_count)
+                conn.execute("COMMIT")
+            except BaseException:
+                self._rollback()
+                raise
+        finally:
+            clear_timestamps(conn)
+        return active + archived_count
 
     def _refresh_stats(
         self, session_id: str, active: int, conversation: int, archived: int

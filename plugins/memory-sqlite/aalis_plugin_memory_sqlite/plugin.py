@@ -6,6 +6,8 @@ configuration at all the host's memory is this SQLite file under the data direct
 
 from __future__ import annotations
 
+import sqlite3
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from aalis_api_memory import CONTEXT_CLEAR_TYPE, ClearType, memory
@@ -19,6 +21,17 @@ if TYPE_CHECKING:
     from aalis_plugin_memory_sqlite.store import SqliteMemory
 
 PRIORITY = 10
+
+
+class StoreOpenFailed(RuntimeError):
+    """The database file could not be opened, created or migrated."""
+
+    def __init__(self, path: Path, cause: BaseException) -> None:
+        code = getattr(cause, "sqlite_errorname", None)
+        detail = str(cause) or type(cause).__name__
+        if isinstance(cause, OSError) and cause.strerror:
+            detail = cause.strerror
+        super().__init__(f"cannot open {path}: {detail}" + (f" ({code})" if code else ""))
 
 
 class MemorySqlite(Plugin):
@@ -38,7 +51,12 @@ class MemorySqlite(Plugin):
 
         config: SqliteConfig = ctx.config if ctx.config is not None else SqliteConfig()
         store = SqliteMemory.from_config(config, ctx.data_dir, logger=ctx.logger)
-        await store.open()
+        try:
+            await store.open()
+        except (sqlite3.Error, OSError) as exc:
+            # The user reads this in every command's error line (the memory capability is
+            # absent, never moved to RAM): say which file, what SQLite said, and its code.
+            raise StoreOpenFailed(store.path, exc) from exc
         self.store = store
         ctx.logger.info("memory store opened", path=str(store.path))
         ctx.provide(memory, store, priority=PRIORITY)
@@ -53,4 +71,4 @@ class MemorySqlite(Plugin):
         return [CONTEXT_CLEAR_TYPE]
 
 
-__all__ = ["PRIORITY", "MemorySqlite"]
+__all__ = ["PRIORITY", "MemorySqlite", "StoreOpenFailed"]

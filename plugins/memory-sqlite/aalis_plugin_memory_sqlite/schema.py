@@ -37,8 +37,12 @@ class SchemaTooNew(RuntimeError):
     """The file was written by a newer version of this plugin; opening it could damage it."""
 
 
-def _make_private_path(path: Path) -> None:
-    """Create missing folders (0o700) and the file (0o600): chat history is personal data."""
+def _make_private_path(path: Path) -> list[Path]:
+    """Create missing folders (0o700) and the file (0o600): chat history is personal data.
+
+    Returns what it created (deepest last), so a failed first open can take it back.
+    """
+    created: list[Path] = []
     missing: list[Path] = []
     parent = path.parent
     while not parent.exists():
@@ -49,13 +53,43 @@ def _make_private_path(path: Path) -> None:
             folder.mkdir(mode=0o700)
         except FileExistsError:
             continue
+        created.append(folder)
         os.chmod(folder, 0o700)  # mkdir's mode is filtered by the umask
     if not path.exists():
         try:
             fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
         except FileExistsError:
-            return
+            return created
         os.close(fd)
+        created.append(path)
+    return created
+
+
+def _take_back(created: list[Path], path: Path) -> None:
+    """Remove what a failed first open created (an empty file, its folders).
+
+    A store that could not be created must leave nothing behind: an empty ``aalis.db``
+    would make the next run look like a fresh, working store. Only a file that is still
+    empty is removed (with an empty ``-wal``), so a second process that opened it in the
+    meantime and wrote to it never loses that.
+    """
+    if path in created:
+        wal = Path(f"{path}-wal")
+        try:
+            if path.stat().st_size > 0 or (wal.exists() and wal.stat().st_size > 0):
+                return
+        except OSError:
+            return
+        for suffix in ("-wal", "-shm", "-journal"):
+            Path(f"{path}{suffix}").unlink(missing_ok=True)
+    for item in reversed(created):
+        try:
+            if item.is_dir():
+                item.rmdir()
+            else:
+                item.unlink()
+        except OSError:
+            return
 
 
 def _retry_busy(action: str, fn: object, deadline: float) -> None:
@@ -101,13 +135,17 @@ def connect(
     if synchronous not in ("NORMAL", "FULL"):
         raise ValueError(f"synchronous must be NORMAL or FULL, got {synchronous!r}")
     path = Path(path)
-    _make_private_path(path)
-    conn = sqlite3.connect(
-        str(path),
-        timeout=busy_timeout_ms / 1000,
-        isolation_level=None,
-        cached_statements=256,
-    )
+    created = _make_private_path(path)
+    try:
+        conn = sqlite3.connect(
+            str(path),
+            timeout=busy_timeout_ms / 1000,
+            isolation_level=None,
+            cached_statements=256,
+        )
+    except BaseException:
+        _take_back(created, path)
+        raise
     try:
         conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
         deadline = time.monotonic() + busy_timeout_ms / 1000
@@ -127,6 +165,7 @@ def connect(
             _retry_busy("migrating the schema", lambda: migrate(conn), deadline)
     except BaseException:
         conn.close()
+        _take_back(created, path)
         raise
     return conn
 

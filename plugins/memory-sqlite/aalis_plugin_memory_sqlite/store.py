@@ -4,6 +4,8 @@ Each method validates and encodes its input on the caller's side with the shared
 ``aalis_api_memory.validation`` (so bad input raises before anything is read or written, the
 same way on every backend, and the stored value is the value at call time), then hands the
 storage work to the store's worker thread (``worker.py``), which owns the connection.
+Reads go to a second connection on a second thread (``reader.py``), so they never queue
+behind a write that is waiting for another process's lock.
 """
 
 from __future__ import annotations
@@ -17,6 +19,13 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import structlog
+from aalis_api_memory.exact import (
+    HistorySnapshot,
+    MetadataGuard,
+    check_guard,
+    check_ids,
+    check_marker,
+)
 from aalis_api_memory.types import (
     MetadataEntry,
     MetadataOp,
@@ -46,13 +55,32 @@ from aalis_api_memory.validation import (
 )
 from aalis_schema_message import Message, now_ms
 
+from aalis_plugin_memory_sqlite import exact
+from aalis_plugin_memory_sqlite.backup import BackupResult, backup_database
+from aalis_plugin_memory_sqlite.bulk_writes import rewrite_plan
 from aalis_plugin_memory_sqlite.codec import message_columns
 from aalis_plugin_memory_sqlite.config import SqliteConfig
 from aalis_plugin_memory_sqlite.engine import Engine, Limit, Row
+from aalis_plugin_memory_sqlite.reader import connect_reader
 from aalis_plugin_memory_sqlite.schema import connect
 from aalis_plugin_memory_sqlite.worker import Worker, WorkerClosed
 
 T = TypeVar("T")
+
+
+def is_lock_timeout(exc: BaseException) -> bool:
+    """SQLite gave up waiting for another connection's lock (the busy timeout ran out)."""
+    text = str(exc)
+    return isinstance(exc, sqlite3.OperationalError) and ("locked" in text or "busy" in text)
+
+
+def _reader_engine(path: Path, config: SqliteConfig, warn: Callable[..., Any]) -> Engine:
+    return Engine(
+        connect_reader(path, busy_timeout_ms=config.busy_timeout_ms),
+        range_query_limit=config.range_query_limit,
+        cross_session_max_limit=config.cross_session_max_limit,
+        warn=warn,
+    )
 
 
 class StoreClosed(RuntimeError):
@@ -90,6 +118,8 @@ class SqliteMemory:
         self._logger = logger if logger is not None else structlog.get_logger("aalis.memory-sqlite")
         self._worker: Worker | None = None
         self._engine: Engine | None = None
+        self._reader: Worker | None = None
+        self._read_engine: Engine | None = None
         self._open_lock = asyncio.Lock()
 
     @classmethod
@@ -130,24 +160,46 @@ class SqliteMemory:
         async with self._open_lock:  # two concurrent opens must not start two threads
             if self._engine is not None:
                 return self
-            worker = Worker(f"aalis-sqlite {self.path.name}")
+            worker = Worker(f"aalis-sqlite {self.path.name}", final_group_error=is_lock_timeout)
+            reader = Worker(f"aalis-sqlite-read {self.path.name}")
             try:
-                engine = await worker.call(self._connect)
+                engine = await worker.call(self._connect)  # creates and migrates the file
+                try:
+                    # Not a bound method: the reader thread keeps its last job, and that
+                    # must not keep this store alive (a dropped store stops its threads).
+                    read_engine = await reader.call(
+                        _reader_engine, self.path, self.config, self._logger.warning
+                    )
+                except BaseException:
+                    await worker.call(engine.close)
+                    raise
             except BaseException:
                 worker.stop()
+                reader.stop()
                 raise
-            # A store dropped without close() must not leave its thread behind.
+            # A store dropped without close() must not leave its threads behind.
             weakref.finalize(self, worker.stop)
+            weakref.finalize(self, reader.stop)
             self._engine, self._worker = engine, worker
+            self._read_engine, self._reader = read_engine, reader
         return self
 
     async def close(self) -> None:
         """Close the connection after every call already submitted; idempotent."""
         engine, worker = self._engine, self._worker
+        read_engine, reader = self._read_engine, self._reader
         if engine is None or worker is None:
             return
         self._engine = self._worker = None
+        self._read_engine = self._reader = None
         try:
+            if read_engine is not None and reader is not None:
+                try:
+                    await reader.call(read_engine.close)
+                except WorkerClosed:
+                    pass
+                finally:
+                    reader.stop()
             await worker.call(engine.close)
         except WorkerClosed:
             pass
@@ -194,6 +246,13 @@ class SqliteMemory:
             raise StoreClosed("the SQLite memory store is not open (await store.open() first)")
         return worker.call(getattr(engine, method), *args)
 
+    def _read(self, method: str, *args: Any) -> asyncio.Future[Any]:
+        """Run a read on the reader connection (it never waits behind the writer thread)."""
+        engine, worker = self._read_engine, self._reader
+        if engine is None or worker is None:
+            raise StoreClosed("the SQLite memory store is not open (await store.open() first)")
+        return worker.call(getattr(engine, method), *args)
+
     # -- messages ----------------------------------------------------------------------
 
     async def save_message(self, session_id: str, message: Message) -> None:
@@ -212,18 +271,18 @@ class SqliteMemory:
         checked = check_limit(limit, DEFAULT_HISTORY_LIMIT)
         if checked == 0:
             return []
-        return await self._submit("get_history", session_id, checked)  # type: ignore[no-any-return]
+        return await self._read("get_history", session_id, checked)  # type: ignore[no-any-return]
 
     async def count_history(self, session_id: str) -> int:
         check_session_id(session_id)
-        return await self._submit("count_history", session_id)  # type: ignore[no-any-return]
+        return await self._read("count_history", session_id)  # type: ignore[no-any-return]
 
     async def get_full_history(self, session_id: str, limit: Limit | None = None) -> list[Message]:
         check_session_id(session_id)
         checked = check_limit(limit, DEFAULT_FULL_HISTORY_LIMIT)
         if checked == 0:
             return []
-        return await self._submit("get_full_history", session_id, checked)  # type: ignore[no-any-return]
+        return await self._read("get_full_history", session_id, checked)  # type: ignore[no-any-return]
 
     async def archive_span(self, session_id: str, count: Limit, keep: Sequence[int] = ()) -> int:
         check_session_id(session_id)
@@ -236,6 +295,39 @@ class SqliteMemory:
     async def clear_session(self, session_id: str) -> None:
         check_session_id(session_id)
         await self._submit("clear_session", session_id)
+
+    # -- exact archiving (aalis_api_memory.exact; the SQL is in exact.py) -----------------
+
+    def _on_connection(self, fn: Callable[..., T], *args: Any) -> asyncio.Future[T]:
+        engine, worker = self._engine, self._worker
+        if engine is None or worker is None:
+            raise StoreClosed("the SQLite memory store is not open (await store.open() first)")
+        return worker.call(fn, engine.conn, *args)
+
+    async def history_snapshot(self, session_id: str) -> HistorySnapshot:
+        check_session_id(session_id)
+        report = self.engine._corrupt(session_id)
+        messages, ids = await self._on_connection(exact.history_snapshot, session_id, report)
+        return HistorySnapshot(tuple(messages), tuple(ids))
+
+    async def archive_exact(
+        self,
+        session_id: str,
+        ids: Sequence[str],
+        *,
+        guard: MetadataGuard,
+        marker: Message | None = None,
+    ) -> int:
+        check_session_id(session_id)
+        wanted = check_ids(ids)
+        checked = check_guard(guard)
+        stamp = check_marker(marker)
+        row = None
+        if stamp is not None:
+            row = message_columns(stamp, now_ms() if stamp.timestamp is None else stamp.timestamp)
+        return await self._on_connection(
+            exact.archive_exact, session_id, wanted, checked, row, now_ms()
+        )
 
     async def clear_all(self) -> None:
         await self._submit("clear_all")
@@ -253,7 +345,7 @@ class SqliteMemory:
         end = check_timestamp(to_ts, "to_ts")
         role_list = check_str_filter(roles, "roles")
         kind_list = check_str_filter(exclude_kinds, "exclude_kinds")
-        return await self._submit(  # type: ignore[no-any-return]
+        return await self._read(  # type: ignore[no-any-return]
             "get_messages_by_session_range",
             session_id,
             start,
@@ -270,7 +362,7 @@ class SqliteMemory:
         count = int(min(limit, self.config.cross_session_max_limit))
         if count == 0:
             return []
-        pairs = await self._submit(
+        pairs = await self._read(
             "get_recent_messages_across_sessions",
             count,
             tuple(dict.fromkeys(query.effective_roles)),
@@ -290,9 +382,16 @@ class SqliteMemory:
         checked = check_limit(recent_limit, DEFAULT_RECENT_LIMIT, "recent_limit")
         if checked == 0:
             return 0
-        return await self._submit(  # type: ignore[no-any-return]
-            "update_message_content", session_id, old, new, checked
+        # Read and decode with no lock, encode off every store thread, and take the write
+        # lock only to apply the changed rows (bulk_writes.py).
+        rows = await self._read("rewrite_candidates", session_id, checked)
+        engine = self.engine
+        updates = await asyncio.to_thread(
+            rewrite_plan, rows, old, new, engine.corrupt_reporter(session_id)
         )
+        if not updates:
+            return 0
+        return await self._submit("apply_rewrites", session_id, updates, old, new)  # type: ignore[no-any-return]
 
     async def delete_messages_by_timestamps(
         self, session_id: str, timestamps: Sequence[int]
@@ -306,11 +405,11 @@ class SqliteMemory:
         )
 
     async def list_sessions(self) -> list[SessionInfo]:
-        return await self._submit("list_sessions")  # type: ignore[no-any-return]
+        return await self._read("list_sessions")  # type: ignore[no-any-return]
 
     async def export_session(self, session_id: str) -> list[StoredMessage]:
         check_session_id(session_id)
-        pairs = await self._submit("export_session", session_id)
+        pairs = await self._read("export_session", session_id)
         return [StoredMessage(message, archived) for message, archived in pairs]
 
     async def import_messages(self, session_id: str, records: Sequence[StoredMessage]) -> int:
@@ -350,15 +449,15 @@ class SqliteMemory:
     async def get_metadata(self, namespace: str, key: str) -> dict[str, Any] | None:
         check_namespace(namespace)
         check_key(key)
-        return await self._submit("get_metadata", namespace, key)  # type: ignore[no-any-return]
+        return await self._read("get_metadata", namespace, key)  # type: ignore[no-any-return]
 
     async def list_metadata(self, namespace: str) -> list[MetadataEntry]:
         check_namespace(namespace)
-        return await self._submit("list_metadata", namespace)  # type: ignore[no-any-return]
+        return await self._read("list_metadata", namespace)  # type: ignore[no-any-return]
 
     async def list_metadata_keys(self, namespace: str) -> list[str]:
         check_namespace(namespace)
-        return await self._submit("list_metadata_keys", namespace)  # type: ignore[no-any-return]
+        return await self._read("list_metadata_keys", namespace)  # type: ignore[no-any-return]
 
     async def delete_metadata(self, namespace: str, key: str) -> None:
         check_namespace(namespace)
@@ -371,8 +470,23 @@ class SqliteMemory:
             return
         await self._submit("commit_metadata", encoded, now_ms())
 
+    async def backup(self, destination: str | os.PathLike[str]) -> BackupResult:
+        """Write a consistent copy of the whole database to ``destination`` (``aalis backup``).
+
+        Online: other connections and processes keep reading and writing meanwhile.
+        See ``backup.py`` and docs/backends/sqlite.md (backups and restores).
+        """
+        if self._engine is None:
+            raise StoreClosed("the SQLite memory store is not open (await store.open() first)")
+        return await asyncio.to_thread(
+            backup_database,
+            self.path,
+            Path(os.fspath(destination)),
+            busy_timeout_ms=self.config.busy_timeout_ms,
+        )
+
     async def list_namespaces(self) -> list[str]:
-        return await self._submit("list_namespaces")  # type: ignore[no-any-return]
+        return await self._read("list_namespaces")  # type: ignore[no-any-return]
 
 
 __all__ = ["SqliteMemory", "StoreClosed"]

@@ -16,7 +16,10 @@ same batch function queued right behind it, in one call (for saves: one transact
 commit for all). Order is kept: only a consecutive run of such jobs at the head of the queue
 is merged, never across another job. Each caller is answered only after the merged call
 returned (for saves: after the commit), and if the merged call fails, each job of the run is
-retried alone, so one bad job fails alone.
+retried alone, so one bad job fails alone, unless the failure is one that retrying cannot
+cure (``final_group_error``: for SQLite, the busy timeout ran out waiting for another
+process's lock). Then every job of the run gets that error at once: the group had one
+deadline, and retrying each job would wait the full busy timeout again, job after job.
 
 A job already taken by the thread cannot be interrupted: if the awaiting task is cancelled,
 the job still runs to the end (a write still commits) and its result is dropped, exactly as
@@ -67,7 +70,10 @@ Job = tuple[Callable[..., Any], tuple[Any, ...], Any, Any, Any]
 class Worker:
     """Runs callables on one thread, in order, and hands results back to the caller's loop."""
 
-    def __init__(self, name: str) -> None:
+    def __init__(
+        self, name: str, final_group_error: Callable[[BaseException], bool] | None = None
+    ) -> None:
+        self._final_group_error = final_group_error
         self._jobs: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self._closed = False
         self._lock = threading.Lock()
@@ -122,7 +128,12 @@ class Worker:
     def _run_group(self, group: list[Job]) -> None:
         try:
             results = group[0][4]([job[1] for job in group])
-        except BaseException:
+        except BaseException as exc:
+            if self._final_group_error is not None and self._final_group_error(exc):
+                for job in group:  # the group's one deadline has passed: answer all now
+                    with contextlib.suppress(RuntimeError):
+                        job[2].call_soon_threadsafe(_deliver, job[3], False, exc)
+                return
             # Nothing of the merged call was kept; retry each alone so only a bad one fails.
             for job in group:
                 self._run_one(job)

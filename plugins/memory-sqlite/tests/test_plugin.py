@@ -99,13 +99,20 @@ async def test_config_table_is_applied(tmp_path: Path) -> None:
         ({"unknown_key": 1}, "unknown_key"),
     ],
 )
-def test_bad_config_is_refused_before_anything_starts(
+async def test_bad_config_fails_the_plugin_and_opens_no_database(
     tmp_path: Path, table: dict[str, Any], key: str
 ) -> None:
-    with pytest.raises(ConfigError) as caught:
-        make_test_host([MemorySqlite()], {"plugins": {"memory-sqlite": table}}, data_dir=tmp_path)
-    assert "memory-sqlite" in str(caught.value)
-    assert key in str(caught.value)
+    from aalis_core.testing import plugin_config_error
+
+    host = make_test_host(
+        [MemorySqlite()], {"plugins": {"memory-sqlite": table}}, data_dir=tmp_path
+    )
+    caught = plugin_config_error(host, "memory-sqlite")
+    assert isinstance(caught, ConfigError)
+    assert "memory-sqlite" in str(caught)
+    assert key in str(caught)
+    async with host:
+        assert not host.capability(memory).present
     assert not (tmp_path / "aalis.db").exists()
 
 

@@ -353,7 +353,7 @@ async def test_limits_beyond_sqlite_integers_mean_everything(store: SqliteMemory
     assert contents(await store.get_history("s", 2**63)) == ["d1"]
 
 
-async def test_concurrent_opens_start_one_worker(db_path: Path) -> None:
+async def test_concurrent_opens_start_one_writer_and_one_reader(db_path: Path) -> None:
     import asyncio
     import threading
 
@@ -361,9 +361,12 @@ async def test_concurrent_opens_start_one_worker(db_path: Path) -> None:
     before = {t.name for t in threading.enumerate()}
     await asyncio.gather(*(store.open() for _ in range(5)))
     started = [t for t in threading.enumerate() if t.name not in before]
-    assert [t.name for t in started] == [f"aalis-sqlite {db_path.name}"]
+    assert sorted(t.name for t in started) == [
+        f"aalis-sqlite {db_path.name}",
+        f"aalis-sqlite-read {db_path.name}",
+    ]
     await store.close()
-    assert not started[0].is_alive()
+    assert not any(t.is_alive() for t in started)
 
 
 async def test_a_dropped_store_does_not_leave_its_thread(db_path: Path) -> None:
@@ -373,11 +376,14 @@ async def test_a_dropped_store_does_not_leave_its_thread(db_path: Path) -> None:
     store = SqliteMemory(db_path)
     await store.open()
     await store.save_message("s", m("x", 1))
-    (thread,) = [t for t in threading.enumerate() if t.name == f"aalis-sqlite {db_path.name}"]
+    names = {f"aalis-sqlite {db_path.name}", f"aalis-sqlite-read {db_path.name}"}
+    threads = [t for t in threading.enumerate() if t.name in names]
+    assert len(threads) == 2
     del store
     gc.collect()
-    thread.join(5)
-    assert not thread.is_alive()
+    for thread in threads:
+        thread.join(5)
+        assert not thread.is_alive()
 
 
 async def test_concurrent_saves_commit_in_groups_and_keep_order(

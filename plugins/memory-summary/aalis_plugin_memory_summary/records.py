@@ -18,6 +18,10 @@ from aalis_api_memory import SummaryRecord
 SUMMARY_NAMESPACE = "summary"
 #: Namespace of per-session line overrides (key: session id); settings, not cleared.
 LINES_NAMESPACE = "summary-lines"
+#: Namespace of the ids a commit is archiving (key: the summary's revision). An entry
+#: outlives its commit only when the commit stopped between writing the summary and
+#: finishing the archive; the next compression archives those ids as already summarised.
+PENDING_NAMESPACE = "summary-pending"
 RECORD_VERSION = 1
 
 
@@ -27,8 +31,9 @@ def _opt_int(value: Any) -> int | None:
     return None
 
 
-def record_to_json(record: SummaryRecord) -> dict[str, Any]:
-    return {
+def record_to_json(record: SummaryRecord, *, revision: str | None = None) -> dict[str, Any]:
+    """The stored form; ``revision`` names this write (the pending entry is keyed by it)."""
+    data: dict[str, Any] = {
         "version": RECORD_VERSION,
         "text": record.text,
         "covered_from": record.covered_from,
@@ -36,6 +41,28 @@ def record_to_json(record: SummaryRecord) -> dict[str, Any]:
         "updated_at": record.updated_at,
         "model": record.model,
     }
+    if revision is not None:
+        data["revision"] = revision
+    return data
+
+
+def revision_of(data: dict[str, Any] | None) -> str | None:
+    revision = data.get("revision") if isinstance(data, dict) else None
+    return revision if isinstance(revision, str) and revision else None
+
+
+def pending_to_json(session_id: str, ids: list[str]) -> dict[str, Any]:
+    return {"session_id": session_id, "ids": list(ids)}
+
+
+def pending_ids(data: dict[str, Any] | None, session_id: str) -> frozenset[str]:
+    """The ids of a pending entry, when it is one of ``session_id``'s; else nothing."""
+    if not isinstance(data, dict) or data.get("session_id") != session_id:
+        return frozenset()
+    ids = data.get("ids")
+    if not isinstance(ids, list):
+        return frozenset()
+    return frozenset(item for item in ids if isinstance(item, str) and item)
 
 
 def record_from_json(data: dict[str, Any] | None) -> SummaryRecord | None:
@@ -95,9 +122,13 @@ def overrides_from_json(data: dict[str, Any] | None) -> LineOverrides:
 
 __all__ = [
     "LINES_NAMESPACE",
+    "PENDING_NAMESPACE",
     "SUMMARY_NAMESPACE",
     "LineOverrides",
     "overrides_from_json",
+    "pending_ids",
+    "pending_to_json",
     "record_from_json",
     "record_to_json",
+    "revision_of",
 ]

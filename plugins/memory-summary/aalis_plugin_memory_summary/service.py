@@ -18,23 +18,29 @@ shielded so that stopping the host never leaves a summary without its archive.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import math
 import time
+import uuid
 from collections.abc import Awaitable, Callable, Iterable, Sequence
+from contextlib import AbstractAsyncContextManager
 from typing import TYPE_CHECKING, Any
 
 import attrs
 from aalis_api_llm import ChatModel
 from aalis_api_memory import (
+    ArchiveConflict,
     ClearRequest,
     CompressionError,
     CompressionLines,
     CompressionUsage,
     MemoryService,
+    MetadataGuard,
     SummaryRecord,
     TextRef,
     clear_metadata_namespaces,
     compression_due,
+    has_exact_archiving,
 )
 from aalis_api_memory.compression import ReasonCode
 from aalis_api_memory.validation import check_session_id
@@ -45,18 +51,23 @@ from aalis_plugin_memory_summary.backoff import Backoff
 from aalis_plugin_memory_summary.config import MemorySummaryConfig, check_count, check_ratio
 from aalis_plugin_memory_summary.records import (
     LINES_NAMESPACE,
+    PENDING_NAMESPACE,
     SUMMARY_NAMESPACE,
     LineOverrides,
     overrides_from_json,
+    pending_ids,
+    pending_to_json,
     record_from_json,
     record_to_json,
+    revision_of,
 )
 from aalis_plugin_memory_summary.spans import (
     KeepChoice,
+    ToolGroup,
     conversation_positions,
     select_keep,
-    split_point,
     tool_groups,
+    turn_split,
 )
 from aalis_plugin_memory_summary.summarisers import (
     ExtractiveSummariser,
@@ -78,6 +89,8 @@ BACKOFF_REASONS: frozenset[str] = frozenset(
 STOP_GRACE = 10.0
 
 Emit = Callable[..., Awaitable[None]]
+#: Test seam: awaited at the named steps of a commit (a crash test kills the process there).
+CommitHook = Callable[[str], Awaitable[None]]
 
 
 @attrs.frozen
@@ -148,6 +161,8 @@ class SummaryCompression:
         self._commits: set[asyncio.Future[Any]] = set()
         self._closing = False
         self.backoff = Backoff(clock)
+        #: Test seam (``CommitHook``): None in normal use.
+        self.commit_hook: CommitHook | None = None
 
     # ------------------------------------------------------------------------------------
     # the CompressionService protocol
@@ -345,9 +360,16 @@ class SummaryCompression:
         sid = job.session_id
         memory = self._memory_or_raise()
         summariser = self._summariser_or_raise()
+        exact = has_exact_archiving(memory)
         try:
-            snapshot = await memory.get_history(sid, math.inf)
+            ids: list[str] = []
+            if exact:
+                taken = await memory.history_snapshot(sid)  # type: ignore[attr-defined]
+                snapshot, ids = list(taken.messages), list(taken.ids)
+            else:
+                snapshot = list(await memory.get_history(sid, math.inf))
             previous_data = await memory.get_metadata(SUMMARY_NAMESPACE, sid)
+            covered = await self._covered_ids(memory, sid, previous_data) if exact else frozenset()
             platform = job.platform or self._platforms.get(sid) or platform_of(snapshot)
             history_limit = self._history_limit(await self._overrides(sid), platform)
         except CapabilityAbsent as exc:
@@ -356,11 +378,15 @@ class SummaryCompression:
             raise CompressionError("read_failed", _error_text(exc)) from exc
         previous = record_from_json(previous_data)
 
-        # 1. The split: everything, minus a tool group still waiting for its results.
+        # Messages the stored summary already covers (a commit that stopped after saving the
+        # summary): archived with this commit, never shown to the model again.
+        healed = [i for i, ident in enumerate(ids) if ident in covered]
+        # 1. The split: at a turn boundary, never inside a tool group.
         groups = tool_groups(snapshot)
-        split = split_point(snapshot, groups)
-        positions = conversation_positions(snapshot, 0, split)
-        if not positions:
+        split = turn_split(snapshot, groups)
+        skip = set(healed)
+        positions = [p for p in conversation_positions(snapshot, 0, split) if p not in skip]
+        if not positions and not healed:
             self._log.debug("nothing to compress", session_id=sid, reason=job.reason)
             return CompressionOutcome(sid, job.reason, None, 0, (), None)
         if job.cancelled:
@@ -373,55 +399,40 @@ class SummaryCompression:
             reason=job.reason,
             model=summariser.id,
             messages=len(positions),
+            already_summarised=len(healed),
             split=split,
         )
         try:
-            # 2. The summary model; nothing is written while it runs.
-            try:
-                async with asyncio.timeout(self._config.timeout):
-                    reply = await summariser.summarise(
-                        previous.text if previous else None, snapshot, positions
-                    )
-            except TimeoutError:
-                raise CompressionError(
-                    "model_failed",
-                    f"{summariser.id} gave no summary within {self._config.timeout:g} s",
-                ) from None
-            except Exception as exc:
-                raise CompressionError(
-                    "model_failed", f"{summariser.id}: {_error_text(exc)}"
-                ) from exc
-            if not reply.summary.strip():
-                raise CompressionError("model_failed", f"{summariser.id} returned an empty summary")
-
-            # 3. The keep list, capped.
-            choice = select_keep(
-                snapshot,
-                split,
-                reply.keep,
-                keep_ratio=self._config.keep_ratio,
-                history_limit=history_limit,
-                groups=groups,
-            )
-
-            # 4. Still the same history?
-            await self._check_unchanged(job, memory, snapshot)
+            if positions:
+                text, choice = await self._summarise(
+                    summariser, previous, snapshot, positions, split, groups, history_limit
+                )
+                kept = tuple(p for p in choice.positions if p not in skip)
+                model_id = summariser.id
+                record = SummaryRecord(
+                    text=text,
+                    covered_from=(
+                        previous.covered_from
+                        if previous is not None and previous.covered_from is not None
+                        else snapshot[positions[0]].timestamp
+                    ),
+                    covered_to=snapshot[positions[-1]].timestamp,
+                    updated_at=now_ms(),
+                    model=model_id,
+                )
+            else:
+                # Only healing: the summary already says everything; archive what it covers.
+                assert previous is not None  # covered ids come from the stored summary
+                kept, model_id, record = (), previous.model, previous
 
             # 5. Commit (shielded: cancelling the job never stops a commit half-way).
-            record = SummaryRecord(
-                text=reply.summary.strip(),
-                covered_from=(
-                    previous.covered_from
-                    if previous is not None and previous.covered_from is not None
-                    else snapshot[positions[0]].timestamp
-                ),
-                covered_to=snapshot[positions[-1]].timestamp,
-                updated_at=now_ms(),
-                model=summariser.id,
-            )
-            commit = asyncio.ensure_future(
-                self._commit(job, memory, snapshot, split, choice, record, previous_data)
-            )
+            if exact:
+                work = self._commit_exact(
+                    job, memory, snapshot, ids, split, kept, healed, record, previous_data
+                )
+            else:
+                work = self._commit(job, memory, snapshot, split, kept, record, previous_data)
+            commit = asyncio.ensure_future(work)
             self._commits.add(commit)
             commit.add_done_callback(self._commits.discard)
             archived = await asyncio.shield(commit)
@@ -433,18 +444,81 @@ class SummaryCompression:
             "compressed",
             session_id=sid,
             reason=job.reason,
-            model=summariser.id,
+            model=model_id,
             archived=archived,
-            kept=len(choice.positions),
+            kept=len(kept),
         )
         await self._emit("history_changed", session_id=sid)
         await self._emit("session_compressing", session_id=sid, status="done")
-        return CompressionOutcome(
-            sid, job.reason, summariser.id, archived, choice.positions, record
+        return CompressionOutcome(sid, job.reason, model_id, archived, kept, record)
+
+    async def _summarise(
+        self,
+        summariser: Summariser,
+        previous: SummaryRecord | None,
+        snapshot: Sequence[Message],
+        positions: Sequence[int],
+        split: int,
+        groups: Sequence[ToolGroup],
+        history_limit: int,
+    ) -> tuple[str, KeepChoice]:
+        # 2. The summary model; nothing is written while it runs.
+        try:
+            async with asyncio.timeout(self._config.timeout):
+                reply = await summariser.summarise(
+                    previous.text if previous else None, snapshot, positions
+                )
+        except TimeoutError:
+            raise CompressionError(
+                "model_failed",
+                f"{summariser.id} gave no summary within {self._config.timeout:g} s",
+            ) from None
+        except Exception as exc:
+            raise CompressionError("model_failed", f"{summariser.id}: {_error_text(exc)}") from exc
+        if not reply.summary.strip():
+            raise CompressionError("model_failed", f"{summariser.id} returned an empty summary")
+        # 3. The keep list, capped.
+        choice = select_keep(
+            snapshot,
+            split,
+            reply.keep,
+            keep_ratio=self._config.keep_ratio,
+            history_limit=history_limit,
+            groups=groups,
         )
+        return reply.summary.strip(), choice
+
+    async def _covered_ids(
+        self, memory: MemoryService, sid: str, summary_data: dict[str, Any] | None
+    ) -> frozenset[str]:
+        """Ids the stored summary covers but whose archive was never confirmed."""
+        revision = revision_of(summary_data)
+        if revision is None:
+            return frozenset()
+        return pending_ids(await memory.get_metadata(PENDING_NAMESPACE, revision), sid)
+
+    async def _step(self, name: str) -> None:
+        if self.commit_hook is not None:
+            await self.commit_hook(name)
+
+    def _hold(self, memory: MemoryService, sid: str) -> AbstractAsyncContextManager[Any]:
+        """Hold the session on the memory handle (saves from elsewhere wait) while committing.
+
+        A save that lands between the pre-commit check and the archive could otherwise sit
+        inside the archived span (an older platform timestamp) without being summarised.
+        """
+        hold = getattr(memory, "hold", None)
+        if callable(hold):
+            held: AbstractAsyncContextManager[Any] = hold([sid])
+            return held
+        return contextlib.nullcontext()
 
     async def _check_unchanged(
-        self, job: _Job, memory: MemoryService, snapshot: Sequence[Message]
+        self,
+        job: _Job,
+        memory: MemoryService,
+        snapshot: Sequence[Message],
+        ids: Sequence[str] = (),
     ) -> None:
         sid = job.session_id
         if job.cancelled:
@@ -454,14 +528,113 @@ class SummaryCompression:
                 "history_changed", f"the history of {sid!r} changed during the compression"
             )
         try:
-            current = await memory.get_history(sid, math.inf)
+            if ids:
+                taken = await memory.history_snapshot(sid)  # type: ignore[attr-defined]
+                current, current_ids = list(taken.messages), list(taken.ids)
+                same = current_ids[: len(ids)] == list(ids)
+            else:
+                current = list(await memory.get_history(sid, math.inf))
+                same = current[: len(snapshot)] == list(snapshot)
         except Exception as exc:
             raise CompressionError("read_failed", _error_text(exc)) from exc
         if job.cancelled:
             raise CompressionError("cleared", f"session {sid!r} was cleared during the compression")
-        if list(current[: len(snapshot)]) != list(snapshot):
+        if not same:
             code: ReasonCode = "cleared" if not current else "history_changed"
             raise CompressionError(code, f"the history of {sid!r} changed during the compression")
+
+    def _divider(self, last: Message, archived: int, kept: int, model: str) -> Message:
+        return Message(
+            role="notice",
+            kind="event-marker",
+            content=f"[{archived} earlier messages compressed into the summary]",
+            timestamp=last.timestamp,
+            metadata={"event": "compression", "archived": archived, "kept": kept, "model": model},
+        )
+
+    async def _commit_exact(
+        self,
+        job: _Job,
+        memory: Any,
+        snapshot: Sequence[Message],
+        ids: Sequence[str],
+        split: int,
+        kept: Sequence[int],
+        healed: Sequence[int],
+        record: SummaryRecord,
+        previous_data: dict[str, Any] | None,
+    ) -> int:
+        """Archive exactly the snapshot's messages the summary covers, or nothing.
+
+        The summary entry is the guard: it must still hold what this compression read, so
+        of two compressions of one snapshot (two processes, two hosts) only the first
+        commits, and one whose session was cleared meanwhile commits nothing. The ids go
+        into a pending entry first: if the commit stops after the summary was written but
+        before the archive (a crash, MongoDB's archive failing part-way), the next
+        compression finds them there and archives them as already summarised.
+        """
+        sid = job.session_id
+        keep = set(kept)
+        positions = [i for i in range(split) if i not in keep]
+        positions = sorted(set(positions) | set(healed))
+        archive_ids = [ids[i] for i in positions]
+        revision = uuid.uuid4().hex
+        data = record_to_json(record, revision=revision)
+        last = snapshot[split - 1] if split > 0 else snapshot[max(healed)]
+        divider = self._divider(last, len(archive_ids), len(keep), record.model)
+        async with self._hold(memory, sid):
+            await self._check_unchanged(job, memory, snapshot, ids)
+            try:
+                await memory.save_metadata(
+                    PENDING_NAMESPACE, revision, pending_to_json(sid, archive_ids)
+                )
+            except Exception as exc:
+                raise CompressionError(
+                    "archive_failed", f"summary not saved: {_error_text(exc)}"
+                ) from exc
+            await self._step("pending-saved")
+            if job.cancelled:
+                await self._forget_pending(memory, revision)
+                raise CompressionError("cleared", f"session {sid!r} was cleared")
+            guard = MetadataGuard(
+                namespace=SUMMARY_NAMESPACE, key=sid, expected=previous_data, data=data
+            )
+            try:
+                archived = int(
+                    await memory.archive_exact(sid, archive_ids, guard=guard, marker=divider)
+                )
+            except ArchiveConflict as exc:
+                await self._forget_pending(memory, revision)
+                code: ReasonCode = "history_changed"
+                if job.cancelled or not await self._has_history(memory, sid):
+                    code = "cleared"
+                raise CompressionError(
+                    code, f"the history of {sid!r} changed before the commit: {exc}"
+                ) from None
+            except Exception as exc:
+                # The summary may be saved with only part of the archive done (MongoDB has no
+                # transaction): the pending entry stays so the next compression finishes it.
+                raise CompressionError("archive_failed", _error_text(exc)) from exc
+            await self._step("archived")
+        job.committed = True
+        await self._forget_pending(memory, revision)
+        if healed:
+            old = revision_of(previous_data)
+            if old is not None:
+                await self._forget_pending(memory, old)
+        return archived
+
+    async def _has_history(self, memory: MemoryService, sid: str) -> bool:
+        try:
+            return bool(await memory.get_history(sid, 1))
+        except Exception:
+            return True
+
+    async def _forget_pending(self, memory: MemoryService, revision: str) -> None:
+        try:
+            await memory.delete_metadata(PENDING_NAMESPACE, revision)
+        except Exception as exc:  # a leftover entry only names ids; the next commit ignores it
+            self._log.warning("pending archive entry not removed", error=_error_text(exc))
 
     async def _commit(
         self,
@@ -469,44 +642,44 @@ class SummaryCompression:
         memory: MemoryService,
         snapshot: Sequence[Message],
         split: int,
-        choice: KeepChoice,
+        kept: Sequence[int],
         record: SummaryRecord,
         previous_data: dict[str, Any] | None,
     ) -> int:
+        """The positional commit, for a backend without exact archiving.
+
+        Exact within this process (the session is held from the check to the archive), not
+        across processes: that needs the backend's ``archive_exact``.
+        """
         sid = job.session_id
-        if job.cancelled:
-            raise CompressionError("cleared", f"session {sid!r} was cleared during the compression")
-        try:
-            await memory.save_metadata(SUMMARY_NAMESPACE, sid, record_to_json(record))
-        except Exception as exc:
-            raise CompressionError(
-                "archive_failed", f"summary not saved: {_error_text(exc)}"
-            ) from exc
-        if job.cancelled:
-            await self._undo_summary(job, memory, previous_data)
-            raise CompressionError("cleared", f"session {sid!r} was cleared during the compression")
-        try:
-            archived = await memory.archive_span(sid, split, choice.positions)
-        except Exception as exc:
-            await self._restore_summary(memory, sid, previous_data)
-            raise CompressionError("archive_failed", _error_text(exc)) from exc
+        async with self._hold(memory, sid):
+            await self._check_unchanged(job, memory, snapshot)
+            if job.cancelled:
+                raise CompressionError(
+                    "cleared", f"session {sid!r} was cleared during the compression"
+                )
+            try:
+                await memory.save_metadata(SUMMARY_NAMESPACE, sid, record_to_json(record))
+            except Exception as exc:
+                raise CompressionError(
+                    "archive_failed", f"summary not saved: {_error_text(exc)}"
+                ) from exc
+            await self._step("summary-saved")
+            if job.cancelled:
+                await self._undo_summary(job, memory, previous_data)
+                raise CompressionError(
+                    "cleared", f"session {sid!r} was cleared during the compression"
+                )
+            try:
+                archived = await memory.archive_span(sid, split, kept)
+            except Exception as exc:
+                await self._restore_summary(memory, sid, previous_data)
+                raise CompressionError("archive_failed", _error_text(exc)) from exc
         if job.cancelled:
             await self._undo_summary(job, memory, previous_data)
             raise CompressionError("cleared", f"session {sid!r} was cleared during the compression")
 
-        last = snapshot[split - 1]
-        divider = Message(
-            role="notice",
-            kind="event-marker",
-            content=f"[{archived} earlier messages compressed into the summary]",
-            timestamp=last.timestamp,
-            metadata={
-                "event": "compression",
-                "archived": archived,
-                "kept": len(choice.positions),
-                "model": record.model,
-            },
-        )
+        divider = self._divider(snapshot[split - 1], archived, len(kept), record.model)
         try:
             await memory.save_message(sid, divider)
         except Exception as exc:  # the compression itself is committed; only the marker is missing
@@ -647,13 +820,19 @@ class SummaryCompression:
         try:
             memory = self._memory.use
             if sessions is None:
-                deleted = await clear_metadata_namespaces(memory, [SUMMARY_NAMESPACE], self._log)
+                deleted = await clear_metadata_namespaces(
+                    memory, [SUMMARY_NAMESPACE, PENDING_NAMESPACE], self._log
+                )
                 count = len(deleted[0]) if deleted else 0
                 message = TextRef(
                     "memory-summary.clear.all", f"Summaries cleared ({count} sessions)"
                 )
             else:
-                await memory.delete_metadata(SUMMARY_NAMESPACE, str(request.session_id))
+                sid = str(request.session_id)
+                revision = revision_of(await memory.get_metadata(SUMMARY_NAMESPACE, sid))
+                await memory.delete_metadata(SUMMARY_NAMESPACE, sid)
+                if revision is not None:
+                    await memory.delete_metadata(PENDING_NAMESPACE, revision)
                 message = TextRef("memory-summary.clear.session", "Summary cleared")
         except Exception as exc:
             request.report(

@@ -82,6 +82,70 @@ def split_point(snapshot: Sequence[Message], groups: Sequence[ToolGroup] | None 
     return point
 
 
+def _turn_start(snapshot: Sequence[Message], index: int) -> int | None:
+    """Where the turn holding ``index`` starts: its first user message (a run of user
+    messages, e.g. a failed turn's question and its retry, is one turn); None without one."""
+    position = index
+    while position >= 0 and not (
+        not snapshot[position].is_control and snapshot[position].role == "user"
+    ):
+        position -= 1
+    if position < 0:
+        return None
+    start = position
+    for earlier in range(position - 1, -1, -1):
+        message = snapshot[earlier]
+        if message.is_control:
+            continue
+        if message.role != "user":
+            break
+        start = earlier
+    return start
+
+
+def _finished(message: Message) -> bool:
+    """A turn ends with the assistant's answer: not a question, a tool call or a result."""
+    return message.role == "assistant" and not message.tool_calls
+
+
+def turn_split(snapshot: Sequence[Message], groups: Sequence[ToolGroup] | None = None) -> int:
+    """``split_point`` moved back to a turn boundary (docs/compression.md, "Turn boundaries").
+
+    Before the split the last turn must be finished (a question whose answer has not arrived,
+    or whose turn failed, stays active with it), and after the split the first conversation
+    message must not be a reply to a question before it. Histories without user messages
+    (a broadcast, imported notes) have no turns and keep the tool-group split.
+    """
+    if groups is None:
+        groups = tool_groups(snapshot)
+    point = split_point(snapshot, groups)
+    while True:
+        last = next((i for i in range(point - 1, -1, -1) if not snapshot[i].is_control), None)
+        if last is None:
+            return point
+        moved: int | None = None
+        if not _finished(snapshot[last]):
+            moved = _turn_start(snapshot, last)
+        else:
+            first = next(
+                (i for i in range(point, len(snapshot)) if not snapshot[i].is_control), None
+            )
+            if first is not None and snapshot[first].role != "user":
+                moved = _turn_start(snapshot, first)
+        final = False
+        if moved is not None and not any(not snapshot[i].is_control for i in range(moved)):
+            # A session of unanswered questions only (notes, a bot that never replied):
+            # the newest question alone waits for its answer.
+            moved = last if snapshot[last].role == "user" else None
+            final = True
+        if moved is None or moved >= point:
+            return point
+        point = split_point(snapshot[:moved], [g for g in groups if g.call < moved])
+        point = min(point, moved)
+        if final:
+            return point
+
+
 _LABEL = re.compile(r"\s*#?\s*(\d+)\s*\Z")
 
 
@@ -190,4 +254,5 @@ __all__ = [
     "select_keep",
     "split_point",
     "tool_groups",
+    "turn_split",
 ]

@@ -206,18 +206,21 @@ async def test_tool_groups_are_never_split_and_kept_whole(make_env: Any) -> None
             call,
             result,
             m("assistant", "It rains.", 4000),
+            m("user", "and the time?", 4500),
             pending,
         )
         env.model.replies.append(reply("summary", ["#2"]))
         await env.service.compress(SID)
         prompt = env.model.prompt()
         assert "#3 assistant: It rains." in prompt
-        assert "#4" not in prompt  # the open call stays after the split
+        # the open call stays after the split, and so does the question it answers
+        assert "#4" not in prompt
+        assert "#5" not in prompt
         after = await history(env)
         assert after[:2] == [call, result]
         assert after[2].kind == "event-marker"
         assert after[2].timestamp == 4000
-        assert after[3] == pending
+        assert after[3:] == [m("user", "and the time?", 4500), pending]
 
 
 # -- concurrency and cancellation -------------------------------------------------------------
@@ -263,7 +266,7 @@ async def test_a_summary_only_clear_while_running_leaves_history_and_no_summary(
     await env.save(SID, m("user", "a", 1000), m("assistant", "b", 2000))
     env.model.replies.append(reply("old summary"))
     await env.service.compress(SID)
-    await env.save(SID, m("user", "c", 3000))
+    await env.save(SID, m("user", "c", 3000), m("assistant", "d", 4000))
     before = await history(env)
     task = await held(env)
     rows = await run_clear(env.host, "session", session_id=SID, types=["summary"])
@@ -314,7 +317,9 @@ async def test_a_rewrite_while_running_is_history_changed(env: Any) -> None:
 
 async def test_a_message_appended_while_running_survives_after_the_kept_originals(env: Any) -> None:
     kept = m("user", "keep me", 1000)
-    await env.save(SID, kept, m("assistant", LONG, 2000), m("user", LONG, 3000))
+    await env.save(
+        SID, kept, m("assistant", LONG, 2000), m("user", LONG, 3000), m("assistant", LONG, 3500)
+    )
     env.model.replies.append(reply("summary", ["#0"]))
     task = await held(env)
     appended = m("user", "said meanwhile", 9000)
@@ -325,7 +330,7 @@ async def test_a_message_appended_while_running_survives_after_the_kept_original
     after = await history(env)
     assert after[0] == kept
     assert after[1].kind == "event-marker"
-    assert after[1].timestamp == 3000
+    assert after[1].timestamp == 3500
     assert after[2] == appended
     assert len(after) == 3
 
@@ -464,7 +469,7 @@ async def test_auto_compression_backs_off_after_failures(env: Any) -> None:
     assert len(env.model.calls) == 3  # succeeded: back-off reset
     assert env.recorder.of(SID)[-1] == DONE
 
-    await env.save(SID, m("user", "c", 3000))
+    await env.save(SID, m("user", "c", 3000), m("assistant", "d", 4000))
     await usage(env)
     await settle(env)
     assert len(env.model.calls) == 4
@@ -583,7 +588,7 @@ async def test_summariser_llm_without_a_model_is_unavailable(make_env: Any) -> N
 
 async def test_summariser_extractive_ignores_the_model(make_env: Any) -> None:
     async with make_env(summary={"summariser": "extractive"}) as env:
-        await env.save(SID, m("user", "Lisbon trip budget.", 1000))
+        await env.save(SID, m("user", "Lisbon trip budget.", 1000), m("assistant", "Noted.", 1500))
         await env.service.compress(SID)
         assert env.model.calls == []
         record = await env.service.summary(SID)
@@ -598,7 +603,7 @@ async def test_clear_of_summaries(env: Any) -> None:
     from aalis_api_memory import run_clear
 
     for sid in ("a", "b"):
-        await env.save(sid, m("user", "hello", 1000))
+        await env.save(sid, m("user", "hello", 1000), m("assistant", "hi", 1500))
         await env.service.compress(sid)
     await env.service.set_session_lines("a", compress_at=0.5)
 
@@ -611,7 +616,7 @@ async def test_clear_of_summaries(env: Any) -> None:
     assert len(await history(env, "a")) == 1  # the history was not asked for
     assert await env.service.compress_at("a") == 0.5  # settings are not summaries
 
-    await env.save("a", m("user", "again", 2000))
+    await env.save("a", m("user", "again", 2000), m("assistant", "hi again", 2500))
     await env.service.compress("a")
     rows = await run_clear(env.host, "all")
     summary_rows = [r for r in rows if r.type == "summary"]

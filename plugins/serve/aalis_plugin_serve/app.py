@@ -15,12 +15,15 @@ from typing import Any
 import attrs
 from aalis_api_memory import (
     CompressionError,
+    UndoError,
     UnknownClearType,
     clear_types,
     history_cleared,
     run_clear,
+    undo_last_turn,
 )
 from aalis_api_memory.validation import check_session_id
+from aalis_api_vectorstore import RecallUnavailable
 from sse_starlette.sse import EventSourceResponse
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -258,6 +261,54 @@ def create_app(state: ServeState) -> Any:
             {"session_id": session_id, "summary": summary_json(await summary_of(session_id))}
         )
 
+    async def undo(request: Request) -> Response:
+        session_id = _session(request)
+        await _json_body(request)
+        try:
+            outcome = await undo_last_turn(memory(), session_id, state.host.emit)
+        except UndoError as exc:
+            return _error(409, str(exc))
+        return JSONResponse(
+            {
+                "session_id": session_id,
+                "deleted": outcome.deleted,
+                "messages": [m.to_json() for m in outcome.messages],
+            }
+        )
+
+    async def recall_search(request: Request) -> Response:
+        handle = state.caps.recall
+        if not handle.present:
+            return _error(503, "no recall provider is active (install aalis-plugin-memory-vector)")
+        raw = request.query_params.get("session")
+        query = request.query_params.get("q", "")
+        if raw is None or not query.strip():
+            raise BadRequest("recall needs session=ID and a non-empty q=QUERY")
+        try:
+            session_id = check_session_id(raw)
+        except (TypeError, ValueError) as exc:
+            raise BadRequest(str(exc)) from None
+        k = _int_param(request, "k", 5, 50)
+        try:
+            hits = await handle.use.recall(session_id, query, k=k)
+        except RecallUnavailable as exc:
+            return _error(503, str(exc))
+        return JSONResponse(
+            {
+                "session_id": session_id,
+                "query": query,
+                "hits": [
+                    {
+                        "session_id": hit.session_id,
+                        "score": hit.score,
+                        "message": hit.message.to_json(),
+                        "neighbours": [m.to_json() for m in hit.neighbours],
+                    }
+                    for hit in hits
+                ],
+            }
+        )
+
     async def events(request: Request) -> Response:
         raw = request.query_params.get("session")
         session_id = None
@@ -322,6 +373,12 @@ def create_app(state: ServeState) -> Any:
             _guarded(state, compress, write=True),
             methods=["POST"],
         ),
+        Route(
+            "/api/sessions/{session_id:path}/undo",
+            _guarded(state, undo, write=True),
+            methods=["POST"],
+        ),
+        Route("/api/recall", _guarded(state, recall_search)),
         Route("/api/metadata", _guarded(state, namespaces)),
         Route("/api/metadata/{namespace}", _guarded(state, namespace)),
         Route("/api/clear-types", _guarded(state, types)),

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from aalis_api_memory import compression, memory
+from aalis_api_vectorstore import recall
 
 from aalis_core.markers import hookimpl
 from aalis_core.plugin import Plugin
@@ -21,7 +22,11 @@ if TYPE_CHECKING:
 
 class Serve(Plugin):
     name = "serve"
-    uses: ClassVar[dict[str, Any]] = {"memory": memory, "compression": compression}
+    uses: ClassVar[dict[str, Any]] = {
+        "memory": memory,
+        "compression": compression,
+        "recall": recall,
+    }
     Config: ClassVar[type[ServeConfig]] = ServeConfig
 
     def __init__(self) -> None:

@@ -58,7 +58,8 @@ def host_config(data_dir: Path, **serve: Any) -> dict[str, Any]:
     return {
         "host": {"data_dir": str(data_dir)},
         "plugins": {
-            "disabled": ["memory-mongodb", "llm-openai"],
+            # The lexical embedder keeps each test's host start cheap (no model to load).
+            "disabled": ["memory-mongodb", "llm-openai", "embedding-local", "embedding-openai"],
             "memory-summary": {"summariser": "extractive"},
             "serve": serve,
         },

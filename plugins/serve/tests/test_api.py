@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from aalis_api_memory import compression
@@ -276,3 +277,57 @@ async def test_metadata_read_endpoints(served: Served) -> None:
     assert "notes" in namespaces
     assert [(e["key"], e["data"]) for e in entries] == [("k", {"v": 1})]
     json.dumps(entries)
+
+
+async def test_undo_deletes_the_last_turn_and_tells_the_pages(served: Served) -> None:
+    await served.save("s", *conversation(3))
+    async with served.writer() as client:
+        response = await client.post("/api/sessions/s/undo", json={})
+        history = (await client.get("/api/sessions/s/history")).json()["messages"]
+        empty = await client.post("/api/sessions/never/undo", json={})
+    assert response.status_code == 200, response.text
+    body = response.json()
+    assert body["deleted"] == 2
+    assert [m["content"] for m in body["messages"]] == [
+        "Question 2: my budget is 200 euros.",
+        "Answer 2: noted.",
+    ]
+    assert [m["content"] for m in history][-1] == "Answer 1: noted."
+    assert empty.status_code == 409
+    assert "nothing to undo" in empty.json()["error"]
+
+
+async def test_recall_search_finds_an_indexed_message(served: Served) -> None:
+    from aalis_api_memory import memory
+    from aalis_schema_message import Message
+
+    plugin: Any = served.host.plugin("memory-vector")
+    saved = [
+        Message(role="user", content="My sister Ingrid lives in Trondheim.", timestamp=1000),
+        Message(role="assistant", content="Trondheim is lovely in June.", timestamp=1001),
+        Message(role="user", content="I need a vegetarian menu for Friday.", timestamp=1002),
+    ]
+    service = served.host.capability(memory).use
+    for message in saved:
+        await service.save_message("s", message)
+    await served.host.emit("memory_messages_saved", session_id="s", messages=saved)
+    assert await plugin.indexer.settle(10.0)
+    async with served.client() as client:
+        found = await client.get("/api/recall", params={"session": "s", "q": "Ingrid Trondheim"})
+        no_query = await client.get("/api/recall", params={"session": "s", "q": " "})
+        big_k = await client.get("/api/recall", params={"session": "s", "q": "x", "k": "1000"})
+    assert found.status_code == 200, found.text
+    hits = found.json()["hits"]
+    assert hits
+    assert hits[0]["message"]["content"] == "My sister Ingrid lives in Trondheim."
+    assert no_query.status_code == 400
+    assert big_k.status_code == 400
+
+
+async def test_recall_without_a_provider_says_so(tmp_path: Path) -> None:
+    config = host_config(tmp_path)
+    config["plugins"]["disabled"].append("memory-vector")
+    async with Host(config) as host, running(host) as served, served.client() as client:
+        response = await client.get("/api/recall", params={"session": "s", "q": "hello"})
+    assert response.status_code == 503
+    assert "recall" in response.json()["error"]

@@ -35,6 +35,7 @@ pytest.register_assert_rewrite(
     "aalis_api_memory.testing.bad_input",
     "aalis_api_memory.testing.clear",
     "aalis_api_memory.testing.concurrency",
+    "aalis_api_memory.testing.exact",
     "aalis_api_memory.testing.extensions",
     "aalis_api_memory.testing.history",
     "aalis_api_memory.testing.hostile",
@@ -49,6 +50,7 @@ from aalis_api_memory.testing.archive import ArchiveConformance  # noqa: E402
 from aalis_api_memory.testing.bad_input import BadInputConformance  # noqa: E402
 from aalis_api_memory.testing.clear import ClearConformance  # noqa: E402
 from aalis_api_memory.testing.concurrency import ConcurrencyConformance  # noqa: E402
+from aalis_api_memory.testing.exact import ExactArchiveConformance  # noqa: E402
 from aalis_api_memory.testing.extensions import ExtensionsConformance  # noqa: E402
 from aalis_api_memory.testing.history import HistoryConformance  # noqa: E402
 from aalis_api_memory.testing.hostile import HostileInputConformance  # noqa: E402
@@ -77,6 +79,7 @@ class MemoryServiceConformance(
     BadInputConformance,
     HostileInputConformance,
     ExtensionsConformance,
+    ExactArchiveConformance,
     ModelConformance,
 ):
     """Every rule of SPEC §4 and the extensions; subclass it and override ``memory``."""
@@ -90,6 +93,7 @@ __all__ = [
     "ConformanceBase",
     "CrossSessionConformance",
     "DeleteByTimestampConformance",
+    "ExactArchiveConformance",
     "ExtensionsConformance",
     "HistoryConformance",
     "HostileInputConformance",

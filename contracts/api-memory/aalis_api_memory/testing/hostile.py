@@ -28,7 +28,7 @@ from aalis_api_memory.testing._support import (
     metadata_state,
     msg,
 )
-from aalis_api_memory.types import Put, RecentMessagesQuery
+from aalis_api_memory.types import Put, RecentMessagesQuery, StoredMessage
 
 HOSTILE: list[tuple[str, str]] = [
     ("sql-drop", "'; DROP TABLE messages; --"),
@@ -230,6 +230,24 @@ class HostileInputConformance(ConformanceBase):
         assert after == before
         if has(memory, "list_sessions"):
             assert [info.session_id for info in await memory.list_sessions()] == ["s"]
+
+    async def test_timestamps_outside_int64_are_refused_with_value_error(self, memory: Any) -> None:
+        # Every backend stores a timestamp in 64 bits; one that would not fit is refused by
+        # all of them alike, so an export of any backend can be imported into any other.
+        def at(ts: int) -> Message:
+            return Message(role="user", content=f"at {ts}", timestamp=ts)
+
+        await memory.save_message("s", at(0))
+        for ts in (2**63, -(2**63) - 1, 10**30):
+            with pytest.raises(ValueError, match="64-bit"):
+                await memory.save_message("s", at(ts))
+            if has(memory, "import_messages"):
+                with pytest.raises(ValueError, match="64-bit"):
+                    await memory.import_messages("s", [StoredMessage(at(1)), StoredMessage(at(ts))])
+        await memory.save_message("s", at(2**63 - 1))
+        await memory.save_message("s", at(-(2**63)))
+        history = await memory.get_history("s", INF)
+        assert [m.timestamp for m in history] == [-(2**63), 0, 2**63 - 1]
 
 
 __all__ = ["HOSTILE", "RESERVED_KEYS", "HostileInputConformance", "verbatim_or_refused"]

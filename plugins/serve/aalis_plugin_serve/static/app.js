@@ -125,6 +125,7 @@ async function select(sid) {
   $("session").hidden = false;
   $("session-title").textContent = sid;
   $("rows").hidden = true;
+  $("recall-hits").hidden = true;
   for (const button of document.querySelectorAll("#sessions button")) {
     button.setAttribute("aria-current", String(button.dataset.session === sid));
   }
@@ -143,7 +144,14 @@ function showRows(title, rows) {
   box.hidden = false;
 }
 
+function pending(title) {
+  // Replace the last result at once, so nobody mistakes it for the answer to this press.
+  $("rows").replaceChildren(el("strong", null, title));
+  $("rows").hidden = false;
+}
+
 async function compress() {
+  pending("Compressing…");
   try {
     await post("/api/sessions/" + enc(state.current) + "/compress");
     showRows("Compressed", [{ success: true, type: "summary", message: "compression committed", source: "compression" }]);
@@ -155,6 +163,7 @@ async function compress() {
 async function clear() {
   const types = Array.from(document.querySelectorAll("#clear-types input:checked")).map((i) => i.value);
   if (!types.length) return;
+  pending("Clearing…");
   try {
     const result = await post("/api/sessions/" + enc(state.current) + "/clear", { types });
     showRows(result.history_cleared ? "Cleared" : "Cleared (history kept)", result.rows);
@@ -162,6 +171,37 @@ async function clear() {
     showRows("Clear failed", [{ success: false, type: null, message: error.message, source: "aalis" }]);
   }
   await Promise.all([refresh(), loadSessions(true)]);
+}
+
+async function undo() {
+  pending("Undoing…");
+  try {
+    const result = await post("/api/sessions/" + enc(state.current) + "/undo");
+    showRows("Undone", [{ success: true, type: "context", message: result.deleted + " message(s) of the last turn deleted", source: "memory" }]);
+  } catch (error) {
+    showRows("Undo failed", [{ success: false, type: null, message: error.message, source: "memory" }]);
+  }
+}
+
+async function recall(event) {
+  event.preventDefault();
+  const query = $("recall-query").value.trim();
+  const list = $("recall-hits");
+  if (!query) return;
+  list.replaceChildren();
+  list.hidden = false;
+  try {
+    const result = await api("/api/recall?session=" + enc(state.current) + "&q=" + encodeURIComponent(query));
+    if (!result.hits.length) list.append(el("li", "muted", "nothing recalled"));
+    for (const hit of result.hits) {
+      const item = el("li", "hit");
+      item.append(el("div", "meta", hit.session_id + " · " + hit.message.role + " · score " + hit.score.toFixed(3) + " · " + when(hit.message.timestamp)));
+      item.append(el("div", "text", hit.message.content || ""));
+      list.append(item);
+    }
+  } catch (error) {
+    list.append(el("li", "failed", error.message));
+  }
 }
 
 function listen() {
@@ -179,6 +219,8 @@ function listen() {
 document.addEventListener("DOMContentLoaded", async () => {
   $("compress").addEventListener("click", compress);
   $("clear").addEventListener("click", clear);
+  $("undo").addEventListener("click", undo);
+  $("recall-form").addEventListener("submit", recall);
   $("more-sessions").addEventListener("click", () => { state.offset += state.pageSize; loadSessions(false); });
   listen();
   try {

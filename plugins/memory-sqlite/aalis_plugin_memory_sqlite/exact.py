@@ -1,0 +1,144 @@
+"""Exact archiving on SQLite: a snapshot with identities, and an archive that checks them.
+
+Kept apart from ``engine.py`` on purpose: these functions take the engine's connection and
+run on its worker thread like every engine method, but they are the one place that knows
+how a message's identity is spelled.
+
+An id is ``"<seq>:<crc32 of the stored JSON>"``. ``seq`` is the rowid, and SQLite may give
+a deleted row's rowid to the next insert (the table has no AUTOINCREMENT, and adding it means
+rebuilding the table); the checksum of the stored text makes such a reused rowid a different
+id, and so does a rewrite of the message's content, which also invalidates a summary of it.
+
+``archive_exact`` is one ``BEGIN IMMEDIATE`` transaction: the guard entry is compared, every
+id is checked against the active rows, then the entry is written, the rows are archived and
+the marker inserted. Another process that saves, archives, rewrites or clears either commits
+before (and the check sees it) or waits for the write lock (and sees the result).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import zlib
+from collections.abc import Callable, Sequence
+
+from aalis_api_memory.exact import ArchiveConflict, CheckedGuard, same_entry
+from aalis_api_memory.validation import decode_metadata
+from aalis_schema_message import Message
+
+from aalis_plugin_memory_sqlite.codec import decode_messages_indexed
+
+#: A marker ready to insert: (timestamp, control, kind, role, platform, data), as engine.Row.
+MarkerRow = tuple[int, int, str | None, str, str | None, str]
+
+_SNAPSHOT = (
+    "SELECT seq, data FROM messages WHERE session_id = ? AND archived = 0 ORDER BY timestamp, seq"
+)
+_IDS_TABLE = "aalis_exact_ids"
+
+
+def message_id(seq: int, data: str) -> str:
+    return f"{seq}:{zlib.crc32(data.encode('utf-8'))}"
+
+
+def _parse(ident: str) -> tuple[int, int] | None:
+    seq, sep, crc = ident.partition(":")
+    if not sep or not seq.isdigit() or not crc.isdigit():
+        return None
+    return int(seq), int(crc)
+
+
+def history_snapshot(
+    conn: sqlite3.Connection, session_id: str, report: Callable[[int, str], None]
+) -> tuple[list[Message], list[str]]:
+    """The active rows in order, decoded, each with its id (one statement: one snapshot)."""
+    rows = conn.execute(_SNAPSHOT, (session_id,)).fetchall()
+    decoded = decode_messages_indexed([row[1] for row in rows], report)
+    return (
+        [message for _index, message in decoded],
+        [message_id(rows[index][0], rows[index][1]) for index, _message in decoded],
+    )
+
+
+def archive_exact(
+    conn: sqlite3.Connection,
+    session_id: str,
+    ids: Sequence[str],
+    guard: CheckedGuard,
+    marker: MarkerRow | None,
+    now: int,
+) -> int:
+    """Check the guard and the ids, then write, archive and mark; all in one transaction."""
+    parsed = [_parse(ident) for ident in ids]
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        row = conn.execute(
+            "SELECT data FROM metadata WHERE namespace = ? AND key = ?",
+            (guard.namespace, guard.key),
+        ).fetchone()
+        stored = None if row is None else decode_metadata(row[0])
+        if not same_entry(stored, guard.expected):
+            raise ArchiveConflict("guard", "the guard entry changed since the snapshot")
+        if any(item is None for item in parsed):
+            raise ArchiveConflict("messages", "an id does not name a message of this store")
+        wanted: dict[int, int] = {}
+        for item in parsed:
+            assert item is not None
+            wanted[item[0]] = item[1]
+        conn.execute(f"CREATE TEMP TABLE IF NOT EXISTS {_IDS_TABLE} (seq INTEGER PRIMARY KEY)")
+        conn.execute(f"DELETE FROM temp.{_IDS_TABLE}")
+        conn.executemany(
+            f"INSERT INTO temp.{_IDS_TABLE} (seq) VALUES (?)", [(seq,) for seq in wanted]
+        )
+        found = conn.execute(
+            f"SELECT m.seq, m.data, m.control FROM temp.{_IDS_TABLE} AS i"
+            " JOIN messages AS m ON m.seq = i.seq"
+            " WHERE m.session_id = ? AND m.archived = 0",
+            (session_id,),
+        ).fetchall()
+        conversation = 0
+        matched = 0
+        for seq, data, control in found:
+            if zlib.crc32(data.encode("utf-8")) == wanted[seq]:
+                matched += 1
+                conversation += 0 if control else 1
+        if matched != len(wanted):
+            raise ArchiveConflict("messages", "a message of the snapshot is no longer active")
+        if wanted:
+            conn.execute(
+                f"UPDATE messages SET archived = 1 WHERE seq IN (SELECT seq FROM temp.{_IDS_TABLE})"
+            )
+            conn.execute(
+                "UPDATE session_stats SET active = active - ?2, active_conv = active_conv - ?3,"
+                " archived = archived + ?2 WHERE session_id = ?1",
+                (session_id, len(wanted), conversation),
+            )
+        conn.execute(
+            "INSERT INTO metadata (namespace, key, data, updated_at) VALUES (?, ?, ?, ?)"
+            " ON CONFLICT (namespace, key) DO UPDATE SET data = excluded.data,"
+            " updated_at = excluded.updated_at",
+            (guard.namespace, guard.key, guard.text, now),
+        )
+        if marker is not None:
+            timestamp, control, kind, role, platform, data = marker
+            conn.execute(
+                "INSERT INTO messages (session_id, timestamp, archived, control, kind, role,"
+                " platform, data) VALUES (?, ?, 0, ?, ?, ?, ?, ?)",
+                (session_id, timestamp, control, kind, role, platform, data),
+            )
+            conn.execute(
+                "INSERT INTO session_stats (session_id, active, active_conv, archived, last_ts)"
+                " VALUES (?1, 1, ?2, 0, ?3) ON CONFLICT (session_id) DO UPDATE SET"
+                " active = active + 1, active_conv = active_conv + excluded.active_conv,"
+                " last_ts = max(last_ts, excluded.last_ts)",
+                (session_id, 1 - control, timestamp),
+            )
+        conn.execute(f"DELETE FROM temp.{_IDS_TABLE}")
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+    return len(wanted)
+
+
+__all__ = ["archive_exact", "history_snapshot", "message_id"]

@@ -1,0 +1,81 @@
+"""``[plugins.memory-vector]``: scope of recall, how much of it reaches the prompt, and the
+indexing queue's bounds."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+
+
+def _positive_int(inst: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        raise ValueError(f"{attribute.name} must be a positive int, got {value!r}")
+
+
+def _count(inst: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ValueError(f"{attribute.name} must be a non-negative int, got {value!r}")
+
+
+def _seconds(inst: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not value >= 0:
+        raise ValueError(f"{attribute.name} must be a number of seconds >= 0, got {value!r}")
+
+
+def _positive_seconds(inst: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
+        raise ValueError(f"{attribute.name} must be a number of seconds > 0, got {value!r}")
+
+
+def _optional_score(inst: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, int | float) or not -1 <= value <= 1:
+        raise ValueError(f"{attribute.name} must be a cosine between -1 and 1, got {value!r}")
+
+
+@attrs.frozen(kw_only=True)
+class PlatformProfile:
+    """``[plugins.memory-vector.platforms.<platform>]``: the scope for sessions on one
+    platform. Left out, the plugin default applies."""
+
+    #: Any value is accepted here and read when a recall runs: a value that is not one of
+    #: the modes means ``isolated`` (the narrowest), never the wider default.
+    cross_session_mode: Any = None
+
+
+@attrs.frozen(kw_only=True)
+class MemoryVectorConfig:
+    """Settings of semantic recall (see docs/host/recall.md)."""
+
+    #: ``isolated`` | ``user`` | ``platform`` | ``all``; anything else means ``isolated``.
+    cross_session_mode: Any = "all"
+    platforms: dict[str, PlatformProfile] = attrs.field(factory=dict)
+    #: Hits ``recall`` returns when the caller does not say.
+    k: int = attrs.field(default=5, validator=_positive_int)
+    #: Hits placed in the prompt each turn (0 turns the prompt block off).
+    prompt_k: int = attrs.field(default=3, validator=_count)
+    #: Hits below this cosine are not placed in the prompt (``recall`` returns them anyway).
+    #: Unset by default: where "unrelated" starts depends on the model.
+    prompt_min_score: float | None = attrs.field(default=None, validator=_optional_score)
+    #: Conversation messages shown before and after each hit, from the message store.
+    neighbours: int = attrs.field(default=1, validator=_count)
+    #: How far (ms) around a hit neighbours are looked for.
+    neighbour_window_ms: int = attrs.field(default=30 * 60 * 1000, validator=_positive_int)
+    #: Characters of a message that are embedded and stored; longer texts are clipped.
+    max_text_chars: int = attrs.field(default=2000, validator=_positive_int)
+    #: Messages waiting to be embedded, at most; beyond that a gap is recorded and
+    #: backfilled from the message store.
+    queue_size: int = attrs.field(default=1024, validator=_positive_int)
+    #: Messages embedded in one call.
+    batch_size: int = attrs.field(default=32, validator=_positive_int)
+    #: Seconds a turn waits for its own messages to be indexed before recalling.
+    settle_s: float = attrs.field(default=2.0, validator=_seconds)
+    #: Seconds one embedding call may take; a slower batch fails and becomes a gap.
+    embed_timeout_s: float = attrs.field(default=60.0, validator=_positive_seconds)
+    #: Seconds between attempts to backfill a recorded gap.
+    backfill_retry_s: float = attrs.field(default=30.0, validator=_seconds)
+
+
+__all__ = ["MemoryVectorConfig", "PlatformProfile"]

@@ -1,0 +1,203 @@
+"""The ``memory-vector`` plugin: semantic recall of earlier messages.
+
+It uses ``embedding``, ``vectorstore`` and ``memory`` (none required: without them it starts,
+records what it could not index, and ``recall`` says why it cannot run), provides ``recall``,
+follows the message events, takes part in clears with its type ``vector``, and adds the
+recalled turns to the chat's prompt through ``prompt_contributions``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from aalis_api_embedding import embedding
+from aalis_api_memory import ClearRequest, ClearType, PromptBlock, PromptRequest, TextRef, memory
+from aalis_api_vectorstore import RecallHit, recall, vectorstore
+from aalis_schema_message import Message
+
+from aalis_core.markers import hookimpl
+from aalis_core.plugin import Plugin
+from aalis_plugin_memory_vector.config import MemoryVectorConfig
+from aalis_plugin_memory_vector.indexer import Indexer, IndexOutcome
+from aalis_plugin_memory_vector.recall import VectorRecall
+
+if TYPE_CHECKING:
+    from aalis_core.context import PluginContext
+
+VECTOR_CLEAR_TYPE = "vector"
+
+
+class MemoryVector(Plugin):
+    name = "memory-vector"
+    uses: ClassVar[dict[str, Any]] = {
+        "memory": memory,
+        "embedding": embedding,
+        "vectorstore": vectorstore,
+    }
+    provides = (recall,)
+    Config: ClassVar[type[MemoryVectorConfig]] = MemoryVectorConfig
+
+    def __init__(self) -> None:
+        self.indexer: Indexer | None = None
+        self.recall: VectorRecall | None = None
+        self._ctx: PluginContext | None = None
+        self.config = MemoryVectorConfig()
+
+    async def start(self, ctx: PluginContext) -> None:
+        self._ctx = ctx
+        if isinstance(ctx.config, MemoryVectorConfig):
+            self.config = ctx.config
+        caps = ctx.caps
+        self.indexer = Indexer(
+            embedding=caps.embedding,
+            vectorstore=caps.vectorstore,
+            memory=caps.memory,
+            config=self.config,
+            logger=ctx.logger,
+        )
+        self.recall = VectorRecall(
+            embedding=caps.embedding,
+            vectorstore=caps.vectorstore,
+            memory=caps.memory,
+            config=self.config,
+            indexer=self.indexer,
+            logger=ctx.logger,
+        )
+        await self.indexer.start()
+        ctx.provide(recall, self.recall)
+
+    async def stop(self) -> None:
+        indexer, self.indexer = self.indexer, None
+        self.recall = None
+        if indexer is not None:
+            await indexer.stop()
+
+    def _active(self) -> tuple[Indexer, VectorRecall]:
+        if self.indexer is None or self.recall is None or self._ctx is None:
+            raise RuntimeError("the memory-vector plugin is not active")
+        return self.indexer, self.recall
+
+    # -- what the CLI calls -----------------------------------------------------------------
+
+    @property
+    def caps(self) -> Any:
+        if self._ctx is None:
+            raise RuntimeError("the memory-vector plugin is not active")
+        return self._ctx.caps
+
+    async def reindex(self, session_id: str | None) -> dict[str, IndexOutcome]:
+        """Re-embed from the message store (the source of truth): one session, or every
+        session (then every vector, of every model, is replaced)."""
+        indexer, _ = self._active()
+        mem = self.caps.memory.use
+        store = self.caps.vectorstore.use
+        if not self.caps.embedding.present:
+            raise LookupError("no embedding provider is active")
+        if session_id is None:
+            await indexer.clear(None)
+            sessions = [info.session_id for info in await mem.list_sessions()]
+        else:
+            await store.delete(session_id)
+            await indexer.gaps.drop(session_id)
+            sessions = [session_id]
+        outcomes: dict[str, IndexOutcome] = {}
+        for sid in sessions:
+            messages = await mem.get_full_history(sid, float("inf"))
+            outcomes[sid] = await indexer.index_now(sid, messages)
+        return outcomes
+
+    # -- clearing ---------------------------------------------------------------------------
+
+    @hookimpl
+    def memory_clear_types(self) -> list[ClearType]:
+        return [
+            ClearType(
+                VECTOR_CLEAR_TYPE,
+                TextRef("memory-vector.clear.type", "Semantic recall index (vectors)"),
+            )
+        ]
+
+    @hookimpl
+    async def memory_clear(
+        self, request: ClearRequest, call_next: Callable[[], Awaitable[None]]
+    ) -> None:
+        if request.wants(VECTOR_CLEAR_TYPE) and self.indexer is not None:
+            named = request.types is not None
+            if not self.caps.vectorstore.present:
+                if named:
+                    request.report(self.name, False, "no vector store is active", VECTOR_CLEAR_TYPE)
+            else:
+                try:
+                    deleted = await self.indexer.clear(request.session_id)
+                except Exception as exc:
+                    request.report(
+                        self.name,
+                        False,
+                        f"vectors not cleared: {type(exc).__name__}: {exc}",
+                        VECTOR_CLEAR_TYPE,
+                    )
+                else:
+                    where = (
+                        "every session"
+                        if request.session_id is None
+                        else f"session {request.session_id!r}"
+                    )
+                    request.report(
+                        self.name,
+                        True,
+                        f"{deleted} vectors of {where} deleted",
+                        VECTOR_CLEAR_TYPE,
+                    )
+        await call_next()
+
+    # -- events -----------------------------------------------------------------------------
+
+    @hookimpl
+    async def memory_messages_saved(self, session_id: str, messages: Sequence[Message]) -> None:
+        if self.indexer is not None:
+            await self.indexer.submit(session_id, messages)
+
+    @hookimpl
+    async def memory_messages_deleted(self, session_id: str, timestamps: Sequence[int]) -> None:
+        if self.indexer is not None:
+            await self.indexer.forget(session_id, timestamps)
+
+    @hookimpl
+    async def memory_messages_rewritten(self, session_id: str, messages: Sequence[Message]) -> None:
+        if self.indexer is not None:
+            await self.indexer.rewrite(session_id, messages)
+
+    # -- the prompt -------------------------------------------------------------------------
+
+    @hookimpl
+    async def prompt_contributions(self, request: PromptRequest) -> list[PromptBlock]:
+        if self.indexer is None or self.recall is None or self.config.prompt_k == 0:
+            return []
+        if not (self.caps.embedding.present and self.caps.vectorstore.present):
+            return []
+        await self.indexer.settle(self.config.settle_s)
+        exclude = {
+            (request.session_id, m.timestamp) for m in request.history if m.timestamp is not None
+        }
+        hits: list[RecallHit] = await self.recall.search(
+            request.session_id,
+            request.query,
+            k=self.config.prompt_k,
+            platform=request.platform,
+            exclude=exclude,
+            min_score=self.config.prompt_min_score,
+        )
+        text = self.recall.block_text(request.session_id, hits, exclude)
+        return [] if text is None else [PromptBlock(content=text)]
+
+    # -- commands ---------------------------------------------------------------------------
+
+    @hookimpl
+    def register_commands(self, cli: Any) -> None:
+        from aalis_plugin_memory_vector.cli import vector_group
+
+        cli.add_command(vector_group)
+
+
+__all__ = ["VECTOR_CLEAR_TYPE", "MemoryVector"]

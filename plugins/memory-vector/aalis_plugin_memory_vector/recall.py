@@ -1,0 +1,262 @@
+"""Recall: the scope of a session, the filtered search, neighbours, and the prompt block.
+
+Ranking is the store's cosine, best first; recency only breaks exact ties. Small models'
+cosines sit in a narrow band, so blending in recency (the TS default's 0.7·cos + 0.3·recency)
+lets a fresh unrelated turn outrank an old relevant one; ``benchmarks/recall_quality.py``
+measures the plain cosine that is used here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from collections.abc import Collection
+from datetime import datetime
+from typing import Any
+
+from aalis_api_vectorstore import RecallHit, RecallUnavailable, ScopeFilter, VectorHit
+from aalis_schema_message import Message
+
+from aalis_plugin_memory_vector.config import MemoryVectorConfig
+from aalis_plugin_memory_vector.indexer import Indexer
+from aalis_plugin_memory_vector.scope import OVERRIDES_NAMESPACE, UNSET, ResolvedMode, resolve_mode
+from aalis_plugin_memory_vector.text import INDEXED_ROLES, clip, indexable, metadata_str
+
+_UNSET = UNSET
+
+BLOCK_HEADING = "Recalled from earlier conversations (by similarity, oldest first):"
+
+
+def _when(timestamp: int | None) -> str:
+    if timestamp is None:
+        return "?"
+    try:
+        return datetime.fromtimestamp(timestamp / 1000).astimezone().strftime("%Y-%m-%d %H:%M")
+    except (OverflowError, OSError, ValueError):
+        return str(timestamp)
+
+
+class VectorRecall:
+    """The ``recall`` provider (and the search behind ``aalis vector search``)."""
+
+    def __init__(
+        self,
+        *,
+        embedding: Any,
+        vectorstore: Any,
+        memory: Any,
+        config: MemoryVectorConfig,
+        indexer: Indexer,
+        logger: Any,
+    ) -> None:
+        self._embedding = embedding
+        self._store = vectorstore
+        self._memory = memory
+        self._config = config
+        self._indexer = indexer
+        self._logger = logger
+
+    # -- scope ------------------------------------------------------------------------------
+
+    async def _session_platform_and_user(self, session_id: str) -> tuple[str | None, str | None]:
+        user_id = self._indexer.user_ids.get(session_id)
+        platform: str | None = None
+        if not self._memory.present:
+            return platform, user_id
+        try:
+            recent = await self._memory.use.get_history(session_id, 20)
+        except Exception:
+            return platform, user_id
+        for message in reversed(recent):
+            if platform is None:
+                platform = metadata_str(message, "platform")
+            if user_id is None and message.role == "user":
+                user_id = metadata_str(message, "user_id")
+        return platform, user_id
+
+    async def mode_of(self, session_id: str, platform: str | None = None) -> ResolvedMode:
+        """The ``cross_session_mode`` in force for ``session_id`` and the layer it came from."""
+        session_value: object = _UNSET
+        if self._memory.present:
+            try:
+                data = await self._memory.use.get_metadata(OVERRIDES_NAMESPACE, session_id)
+            except Exception as exc:
+                self._logger.warning("session scope unreadable", error=str(exc))
+                data = {"cross_session_mode": None}  # unreadable: narrowest, never wider
+            if isinstance(data, dict) and "cross_session_mode" in data:
+                session_value = data["cross_session_mode"]
+        if platform is None:
+            platform, _ = await self._session_platform_and_user(session_id)
+        platform_value: object = _UNSET
+        profile = self._config.platforms.get(platform) if platform is not None else None
+        if profile is not None and profile.cross_session_mode is not None:
+            platform_value = profile.cross_session_mode
+        resolved = resolve_mode(session_value, platform_value, self._config.cross_session_mode)
+        if resolved.invalid is not None:
+            self._logger.warning(
+                "invalid cross_session_mode; recalling from this session only",
+                session_id=session_id,
+                layer=resolved.layer,
+                value=repr(resolved.invalid)[:80],
+            )
+        return resolved
+
+    async def scope(
+        self, session_id: str, model_id: str, *, platform: str | None, narrow: str | None
+    ) -> ScopeFilter:
+        """The filter of a recall from ``session_id``; ``narrow`` is an explicit platform the
+        caller asked for (it narrows every mode)."""
+        resolved = await self.mode_of(session_id, platform)
+        roles = frozenset(INDEXED_ROLES)
+        own = frozenset({session_id})
+        if resolved.mode == "isolated":
+            return ScopeFilter(model_id=model_id, session_ids=own, roles=roles, platform=narrow)
+        session_platform, user_id = await self._session_platform_and_user(session_id)
+        if resolved.mode == "user":
+            if user_id is None:  # whose memories these are is unknown: this session only
+                return ScopeFilter(model_id=model_id, session_ids=own, roles=roles)
+            return ScopeFilter(
+                model_id=model_id, session_ids=None, user_id=user_id, roles=roles, platform=narrow
+            )
+        if resolved.mode == "platform":
+            chosen = narrow or platform or session_platform
+            if chosen is None:
+                return ScopeFilter(model_id=model_id, session_ids=own, roles=roles)
+            return ScopeFilter(model_id=model_id, session_ids=None, platform=chosen, roles=roles)
+        return ScopeFilter(model_id=model_id, session_ids=None, roles=roles, platform=narrow)
+
+    # -- search -----------------------------------------------------------------------------
+
+    def _ready(self) -> tuple[Any, Any]:
+        if not self._embedding.present:
+            raise RecallUnavailable("no embedding provider is active")
+        if not self._store.present:
+            raise RecallUnavailable("no vector store is active")
+        return self._embedding.use, self._store.use
+
+    async def recall(
+        self,
+        session_id: str,
+        query: str,
+        *,
+        k: int | None = None,
+        platform: str | None = None,
+    ) -> list[RecallHit]:
+        """Messages relevant to ``query`` within the scope of ``session_id``, best first."""
+        if not isinstance(session_id, str):
+            raise TypeError(f"session_id must be a str, got {type(session_id).__name__}")
+        if platform is not None and not isinstance(platform, str):
+            raise TypeError(f"platform must be a str or None, got {type(platform).__name__}")
+        return await self.search(session_id, query, k=k, narrow=platform)
+
+    async def search(
+        self,
+        session_id: str | None,
+        query: str,
+        *,
+        k: int | None = None,
+        platform: str | None = None,
+        narrow: str | None = None,
+        exclude: Collection[tuple[str, int]] = (),
+        min_score: float | None = None,
+    ) -> list[RecallHit]:
+        """The search behind ``recall``; ``session_id`` None searches every session (the
+        operator's ``aalis vector search``), ``exclude`` leaves out (session, timestamp)
+        pairs the caller already has."""
+        if not isinstance(query, str):
+            raise TypeError(f"query must be a str, got {type(query).__name__}")
+        if k is None:
+            k = self._config.k
+        if isinstance(k, bool) or not isinstance(k, int) or k < 0:
+            raise ValueError(f"k must be a non-negative int, got {k!r}")
+        if k == 0 or not query.strip():
+            return []
+        embedder, store = self._ready()
+        model_id = str(embedder.model_id)
+        if session_id is None:
+            where = ScopeFilter(model_id=model_id, session_ids=None, roles=frozenset(INDEXED_ROLES))
+        else:
+            where = await self.scope(session_id, model_id, platform=platform, narrow=narrow)
+        try:
+            async with asyncio.timeout(self._config.embed_timeout_s):
+                vector = await embedder.embed_query(clip(query, self._config.max_text_chars))
+        except TimeoutError:
+            raise RecallUnavailable(
+                f"the embedder did not answer within {self._config.embed_timeout_s:g} s"
+            ) from None
+        excluded = set(exclude)
+        found: list[VectorHit] = await store.search(vector, k + len(excluded), where)
+        ranked = sorted(found, key=lambda hit: (-hit.score, -hit.timestamp))
+        hits: list[RecallHit] = []
+        for hit in ranked:
+            if (hit.session_id, hit.timestamp) in excluded:
+                continue
+            if min_score is not None and hit.score < min_score:
+                break
+            hits.append(await self._with_neighbours(hit))
+            if len(hits) >= k:
+                break
+        return hits
+
+    async def _with_neighbours(self, hit: VectorHit) -> RecallHit:
+        fallback = Message(
+            role=hit.role,
+            content=hit.text,
+            timestamp=hit.timestamp,
+            metadata={"platform": hit.platform} if hit.platform is not None else None,
+        )
+        around: list[Message] = []
+        if self._memory.present and self._config.neighbours > 0:
+            window = self._config.neighbour_window_ms
+            try:
+                around = await self._indexer.read_span(
+                    hit.session_id, hit.timestamp - window, hit.timestamp + window
+                )
+            except Exception as exc:
+                self._logger.warning("neighbours unreadable", error=str(exc))
+        conversation = [m for m in around if indexable(m)]
+        at = next(
+            (
+                i
+                for i, m in enumerate(conversation)
+                if m.timestamp == hit.timestamp and m.role == hit.role
+            ),
+            None,
+        )
+        if at is None:  # the message is gone from the store (a context-only clear)
+            return RecallHit(session_id=hit.session_id, message=fallback, score=hit.score)
+        n = self._config.neighbours
+        neighbours = (*conversation[max(0, at - n) : at], *conversation[at + 1 : at + 1 + n])
+        return RecallHit(
+            session_id=hit.session_id,
+            message=conversation[at],
+            score=hit.score if math.isfinite(hit.score) else 0.0,
+            neighbours=tuple(neighbours),
+        )
+
+    # -- the prompt block -------------------------------------------------------------------
+
+    def block_text(
+        self, session_id: str, hits: list[RecallHit], exclude: Collection[tuple[str, int]]
+    ) -> str | None:
+        """The hits and their neighbours as one block, in time order, without what the
+        prompt already carries and without repeating a message twice."""
+        seen: set[tuple[str, int, str]] = set()
+        lines: list[tuple[int, str]] = []
+        for hit in hits:
+            for message in (*hit.neighbours, hit.message):
+                ts = message.timestamp or 0
+                key = (hit.session_id, ts, message.role)
+                if key in seen or (hit.session_id, ts) in exclude:
+                    continue
+                seen.add(key)
+                where = "this session" if hit.session_id == session_id else hit.session_id
+                text = " ".join(clip(message.content or "", 600).split())
+                lines.append((ts, f"- [{_when(ts)}, {where}] {message.role}: {text}"))
+        if not lines:
+            return None
+        lines.sort(key=lambda item: item[0])
+        return "\n".join([BLOCK_HEADING, *(line for _, line in lines)])
+
+
+__all__ = ["BLOCK_HEADING", "VectorRecall"]
