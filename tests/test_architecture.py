@@ -27,6 +27,7 @@ def _package_dirs(group: str) -> dict[str, Path]:
 CONTRACTS = _package_dirs("contracts")
 PLUGINS = _package_dirs("plugins")
 EXAMPLES = _package_dirs("examples")
+INTEGRATIONS = _package_dirs("integrations")
 
 
 def _imported_top_levels(package: Path) -> dict[str, list[str]]:
@@ -99,3 +100,15 @@ def test_every_package_is_typed() -> None:
     packages = [ROOT / "aalis_core", *CONTRACTS.values(), *PLUGINS.values(), *EXAMPLES.values()]
     missing = [str(p.relative_to(ROOT)) for p in packages if not (p / "py.typed").exists()]
     assert missing == []
+
+
+@pytest.mark.parametrize("name", sorted(INTEGRATIONS))
+def test_integrations_use_the_host_and_contracts_never_a_plugin(name: str) -> None:
+    """An adapter works over *any* provider, so it may not know a particular plugin."""
+    allowed = {"aalis_core", *CONTRACTS}
+    bad = {
+        mod: files
+        for mod, files in _aalis_imports(INTEGRATIONS[name]).items()
+        if mod not in allowed
+    }
+    assert bad == {}, f"{name} imports {sorted(bad)}"

@@ -46,6 +46,12 @@ PAGES = [
     "docs/plugins/writing.md",
     "docs/backends/implementing.md",
     "docs/reference/memory-contract.md",
+    "docs/reference/llm-contract.md",
+    "docs/reference/turn.md",
+    "docs/host/wheels.md",
+    "docs/integrations/langchain.md",
+    "docs/integrations/llamaindex.md",
+    "docs/integrations/mcp.md",
     "examples/aalis-plugin-notes/README.md",
 ]
 

@@ -1,5 +1,8 @@
 """The Aalis memory contract. Everything public is re-exported here."""
 
+from typing import TYPE_CHECKING, Any
+
+from aalis_api_memory.bridge import BridgeDeadlock, LoopBridge
 from aalis_api_memory.capabilities import compression, memory
 from aalis_api_memory.clearing import (
     CONTEXT_CLEAR_TYPE,
@@ -38,7 +41,19 @@ from aalis_api_memory.prompt import (
     collect_prompt_blocks,
     insert_prompt_blocks,
 )
+from aalis_api_memory.saving import SessionClock, announce_saved, save_conversation
 from aalis_api_memory.service import OPTIONAL_METHODS, MemoryService
+from aalis_api_memory.turn import (
+    PromptPlan,
+    TurnError,
+    TurnModel,
+    TurnModelFailed,
+    TurnReplyNotSaved,
+    TurnResult,
+    TurnSettings,
+    build_prompt,
+    run_turn,
+)
 from aalis_api_memory.types import (
     Delete,
     MetadataEntry,
@@ -51,11 +66,27 @@ from aalis_api_memory.types import (
 )
 from aalis_api_memory.undo import UndoError, UndoOutcome, undo_last_turn
 
+if TYPE_CHECKING:
+    from aalis_api_memory.sync_host import SyncHost, SyncMemory
+
+#: Imported on first use: the synchronous facade pulls in the whole host.
+_LAZY = {"SyncHost": "aalis_api_memory.sync_host", "SyncMemory": "aalis_api_memory.sync_host"}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'aalis_api_memory' has no attribute {name!r}")
+
+
 __all__ = [
     "CONTEXT_CLEAR_TYPE",
     "OPTIONAL_METHODS",
     "REASON_CODES",
     "ArchiveConflict",
+    "BridgeDeadlock",
     "ClearRequest",
     "ClearResult",
     "ClearType",
@@ -67,22 +98,35 @@ __all__ = [
     "ExactArchiving",
     "HeldMemory",
     "HistorySnapshot",
+    "LoopBridge",
     "MemoryService",
     "MetadataEntry",
     "MetadataGuard",
     "MetadataOp",
     "PromptBlock",
+    "PromptPlan",
     "PromptRequest",
     "Put",
     "RecentMessageRecord",
     "RecentMessagesQuery",
+    "SessionClock",
     "SessionInfo",
     "StoredMessage",
     "SummaryRecord",
+    "SyncHost",
+    "SyncMemory",
     "TextRef",
+    "TurnError",
+    "TurnModel",
+    "TurnModelFailed",
+    "TurnReplyNotSaved",
+    "TurnResult",
+    "TurnSettings",
     "UndoError",
     "UndoOutcome",
     "UnknownClearType",
+    "announce_saved",
+    "build_prompt",
     "clear_metadata_namespaces",
     "clear_types",
     "collect_prompt_blocks",
@@ -95,5 +139,7 @@ __all__ = [
     "memory",
     "resolve_types",
     "run_clear",
+    "run_turn",
+    "save_conversation",
     "undo_last_turn",
 ]

@@ -18,18 +18,20 @@ import attrs
 from aalis_api_llm import ChatModel
 from aalis_api_memory import (
     CompressionError,
-    CompressionUsage,
     PromptBlock,
-    PromptRequest,
     UndoError,
     UnknownClearType,
-    collect_prompt_blocks,
-    insert_prompt_blocks,
     run_clear,
     undo_last_turn,
 )
-from aalis_api_memory.tokens import estimate_message_tokens, estimate_text_tokens
-from aalis_schema_message import Message, now_ms
+from aalis_api_memory.turn import (
+    PromptPlan,
+    TurnError,
+    TurnReplyNotSaved,
+    TurnSettings,
+    run_turn,
+)
+from aalis_schema_message import Message
 
 from aalis_core.capability import CapabilityAbsent
 from aalis_plugin_chat.config import ChatConfig
@@ -64,6 +66,12 @@ def _one_line(text: str) -> str:
     return " ".join(str(text).split())
 
 
+def _arrange(chosen: Sequence[Message]) -> list[Message]:
+    """Strict chat templates: no assistant first, no two user messages in a row (turns.py)."""
+    turns, earlier = conversation_turns(chosen)
+    return [*([earlier] if earlier is not None else []), *turns]
+
+
 class ChatSession:
     """A conversation in session ``session_id`` through the chat plugin's handles."""
 
@@ -84,7 +92,8 @@ class ChatSession:
         self._config = config
         self.session_id = session_id
         self._stand_in = StandInModel(config.stand_in_context_window)
-        self._last_timestamp = 0
+        #: The prompt of the last turn (messages, token figures, contributions).
+        self.last_prompt: PromptPlan | None = None
         #: The blocks other plugins contributed to the last prompt (``/recall`` shows them).
         self.last_contributions: list[PromptBlock] = []
 
@@ -147,105 +156,42 @@ class ChatSession:
 
     # -- a turn ---------------------------------------------------------------------------
 
-    async def _prompt(self, memory: Any) -> tuple[list[Message], CompressionUsage, int]:
-        """System prompt + summary + the newest history that fits, and the usage figures."""
-        model = self.model
-        window = int(model.context_window)
-        budget = max(1, window - self._config.max_reply_tokens)
-        head = [Message(role="system", content=self._config.system_prompt)]
-        summary = await self._summary()
-        if summary is not None:
-            head.append(
-                Message(role="system", content=f"Summary of the earlier conversation:\n{summary}")
-            )
-        head_tokens = sum(estimate_message_tokens(m) for m in head)
-
-        fetched = await memory.get_history(self.session_id, self._config.history_fetch)
-        conversation = [m for m in fetched if not m.is_control]
-        total = len(conversation)
-        if total >= self._config.history_fetch and hasattr(memory, "count_history"):
-            total = int(await memory.count_history(self.session_id))
-        chosen: list[Message] = []
-        used = head_tokens
-        for message in reversed(conversation):
-            tokens = estimate_message_tokens(message)
-            if chosen and used + tokens > budget:
-                break
-            chosen.append(message)
-            used += tokens
-        chosen.reverse()
-        trimmed = len(chosen) < total
-        compressible = sum(estimate_message_tokens(m) for m in chosen[:-1])  # the new line stays
-        usage = CompressionUsage(
-            used=used,
-            context_window=window,
-            token_budget=budget,
-            compressible=compressible,
-            trimmed=trimmed,
-            history_messages=total,
+    def _settings(self) -> TurnSettings:
+        config = self._config
+        return TurnSettings(
+            system_prompt=config.system_prompt,
+            max_reply_tokens=config.max_reply_tokens,
+            history_fetch=config.history_fetch,
+            platform=config.platform,
+            contribution_timeout=config.contribution_timeout,
         )
-        # Strict chat templates: no assistant first, no two user messages in a row (turns.py).
-        turns, earlier = conversation_turns(chosen)
-        return [*head, *([earlier] if earlier is not None else []), *turns], usage, used
-
-    async def _summary(self) -> str | None:
-        handle = self._caps.compression
-        if not handle.present:
-            return None
-        try:
-            record = await handle.use.summary(self.session_id)
-        except (CompressionError, CapabilityAbsent):
-            return None
-        return record.text if record is not None else None
 
     async def _turn(self, text: str) -> Reply:
+        """One turn through the contract's ``run_turn``: the same rules as any host's."""
         try:
             memory = self._memory()
-            user = Message(
-                role="user",
-                content=text,
-                timestamp=self._next_timestamp(),
-                metadata={"platform": self._config.platform},
-            )
-            await memory.save_message(self.session_id, user)
-            await self._announce_saved(user)
-            prompt, usage, prompt_tokens = await self._prompt(memory)
         except Exception as exc:
             return Reply(err=[f"error: {_one_line(str(exc)) or type(exc).__name__}"])
-        prompt, extra_tokens = await self._with_contributions(
-            prompt, text, room=usage.token_budget - prompt_tokens
-        )
-        prompt_tokens += extra_tokens
-        model = self.model
         try:
-            result = await model.chat(prompt, max_tokens=self._config.max_reply_tokens)
-        except Exception as exc:
-            return Reply(
-                err=[f"error: the model failed: {_one_line(str(exc)) or type(exc).__name__}"]
+            turn = await run_turn(
+                self._host,
+                memory,
+                self.model,
+                self.session_id,
+                text,
+                settings=self._settings(),
+                compression=self._caps.compression,
+                emit=self._emit,
+                reply_metadata=self._reply_metadata(self.model),
+                arrange=_arrange,
             )
-        answer = Message(
-            role="assistant",
-            content=result.content,
-            timestamp=self._next_timestamp(),
-            metadata=self._reply_metadata(model),
-        )
-        try:
-            await memory.save_message(self.session_id, answer)
-        except Exception as exc:
-            return Reply(
-                out=[f"assistant> {result.content}"],
-                err=[f"error: the reply was not saved: {_one_line(str(exc))}"],
-            )
-        await self._announce_saved(answer)
-        if result.usage is not None:
-            used = result.usage.prompt_tokens + result.usage.completion_tokens
-        else:
-            used = prompt_tokens + estimate_text_tokens(result.content)
-        usage = attrs.evolve(usage, used=used, history_messages=usage.history_messages + 1)
-        await self._emit(
-            "token_usage", session_id=self.session_id, platform=self._config.platform, usage=usage
-        )
-        return Reply(out=[f"assistant> {result.content}"])
+        except TurnReplyNotSaved as exc:
+            return Reply(out=[f"assistant> {exc.content}"], err=[f"error: {exc}"])
+        except TurnError as exc:
+            return Reply(err=[f"error: {exc}"])
+        self.last_prompt = turn.prompt
+        self.last_contributions = list(turn.prompt.contributions)
+        return Reply(out=[f"assistant> {turn.content}"])
 
     def _reply_metadata(self, model: ChatModel) -> dict[str, Any]:
         """The stand-in only echoes: its replies are marked so recall does not index them."""
@@ -253,50 +199,6 @@ class ChatSession:
         if model is self._stand_in:
             metadata["no_recall"] = True
         return metadata
-
-    def _next_timestamp(self) -> int:
-        """Now, but strictly after the last message this session saved: messages are
-        deleted and indexed by timestamp, so two of them must never share one."""
-        self._last_timestamp = max(now_ms(), self._last_timestamp + 1)
-        return self._last_timestamp
-
-    async def _announce_saved(self, message: Message) -> None:
-        """Tell derived indexes (semantic recall) that ``message`` is stored."""
-        await self._emit("memory_messages_saved", session_id=self.session_id, messages=[message])
-
-    async def _with_contributions(
-        self, prompt: list[Message], query: str, *, room: int
-    ) -> tuple[list[Message], int]:
-        """``prompt`` with the blocks other plugins contribute, before the last user message,
-        and the tokens they add.
-
-        Blocks are taken in hook order while they fit in ``room`` (the tokens the history
-        left free), so a long recall never pushes the prompt past the model's window. A
-        contributor that fails or is slow is skipped (``collect_prompt_blocks`` contains
-        it), so the turn never fails because of one.
-        """
-        request = PromptRequest(
-            session_id=self.session_id,
-            query=query,
-            platform=self._config.platform,
-            history=tuple(prompt),
-        )
-        try:
-            blocks = await collect_prompt_blocks(
-                self._host, request, limit_s=self._config.contribution_timeout
-            )
-        except Exception:
-            blocks = []
-        fitting: list[PromptBlock] = []
-        added = 0
-        for block in blocks:
-            tokens = estimate_message_tokens(block.to_message())
-            if added + tokens > room:
-                continue
-            fitting.append(block)
-            added += tokens
-        self.last_contributions = fitting
-        return insert_prompt_blocks(prompt, fitting), added
 
     # -- slash commands -------------------------------------------------------------------
 

@@ -1,0 +1,57 @@
+"""The ``mcp`` plugin: holds its capability handles and adds ``aalis mcp``.
+
+It is a consumer like any other (consumer name ``mcp``), so ``[consumers.mcp]`` pins the
+store an MCP client sees; the command borrows the started plugin's handles.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from aalis_api_memory import compression, memory
+
+from aalis_core.markers import hookimpl
+from aalis_core.plugin import Plugin
+from aalis_plugin_mcp.config import McpConfig
+from aalis_plugin_mcp.server import RECALL, AalisMcpServer, build_server
+
+if TYPE_CHECKING:
+    from aalis_core.context import PluginContext
+
+
+class Mcp(Plugin):
+    name = "mcp"
+    uses: ClassVar[dict[str, Any]] = {"memory": memory, "compression": compression}
+    Config: ClassVar[type[McpConfig]] = McpConfig
+
+    def __init__(self) -> None:
+        self.ctx: PluginContext | None = None
+
+    async def start(self, ctx: PluginContext) -> None:
+        self.ctx = ctx
+
+    async def stop(self) -> None:
+        self.ctx = None
+
+    def server(self) -> AalisMcpServer:
+        """The MCP server on this plugin's handles; the plugin must be active."""
+        ctx = self.ctx
+        if ctx is None:
+            raise RuntimeError("the mcp plugin is not active")
+        config = ctx.config if isinstance(ctx.config, McpConfig) else McpConfig()
+        return build_server(
+            ctx.host,
+            ctx.caps.memory,
+            config,
+            compression=ctx.caps.compression,
+            recall=ctx.host.capability(RECALL, self.name),
+        )
+
+    @hookimpl
+    def register_commands(self, cli: Any) -> None:
+        from aalis_plugin_mcp.cli import mcp_command
+
+        cli.add_command(mcp_command)
+
+
+__all__ = ["Mcp"]

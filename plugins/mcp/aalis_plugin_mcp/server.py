@@ -1,0 +1,241 @@
+"""The MCP server: Aalis memory as MCP tools, on the official SDK's ``MCPServer``.
+
+Which tools exist is decided once, when the server is built: reading tools always;
+``search_recall`` when a ``recall`` provider is bound; writing and clearing tools only when
+``[plugins.mcp]`` enables them. A client that calls a write tool that is off gets an error
+saying how to turn it on, not a bare "unknown tool".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from aalis_api_memory import MetadataEntry, SessionInfo, run_clear
+from aalis_api_memory.saving import save_conversation
+from aalis_schema_message import Message
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+
+from aalis_core.capability import Capability
+from aalis_plugin_mcp.config import McpConfig
+
+#: The ``recall`` capability by name: its contract (semantic recall) may not be installed,
+#: and the host binds capabilities by name, so the server works with or without it.
+RECALL: Capability[Any] = Capability("recall", object)
+
+READ_TOOLS = ("list_sessions", "get_history", "get_metadata", "list_metadata")
+RECALL_TOOLS = ("search_recall",)
+WRITE_TOOLS = ("save_message", "save_metadata", "delete_metadata")
+CLEAR_TOOLS = ("clear_session",)
+
+
+class AalisMcpServer(MCPServer[Any]):
+    """``MCPServer`` that explains why a tool switched off in the config is missing."""
+
+    def __init__(self, *args: Any, disabled: dict[str, str], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._disabled = dict(disabled)
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        reason = self._disabled.get(name)
+        if reason is not None:
+            raise ToolError(f"tool {name!r} is disabled: {reason}")
+        return await super().call_tool(name, arguments, context)
+
+
+def _session(info: SessionInfo) -> dict[str, Any]:
+    return {
+        "session_id": info.session_id,
+        "active": info.active,
+        "archived": info.archived,
+        "last_timestamp": info.last_timestamp,
+    }
+
+
+def _entry(entry: MetadataEntry) -> dict[str, Any]:
+    return {"key": entry.key, "data": dict(entry.data), "updated_at": entry.updated_at}
+
+
+def _text(value: Any, what: str) -> str:
+    if not isinstance(value, str) or not value:
+        raise ToolError(f"{what} must be a non-empty string")
+    return value
+
+
+def build_server(
+    host: Any,
+    memory: Any,
+    config: McpConfig,
+    *,
+    compression: Any = None,
+    recall: Any = None,
+) -> AalisMcpServer:
+    """The server over ``memory`` (a handle), ``compression`` and ``recall`` handles."""
+    disabled: dict[str, str] = {}
+    if not config.allow_write:
+        for name in WRITE_TOOLS:
+            disabled[name] = "set allow_write = true in [plugins.mcp] to enable it"
+    if not config.allow_clear:
+        for name in CLEAR_TOOLS:
+            disabled[name] = "set allow_clear = true in [plugins.mcp] to enable it"
+    recall_present = recall is not None and bool(recall.present)
+    if not recall_present:
+        disabled["search_recall"] = "no recall provider is active (install memory-vector)"
+    server = AalisMcpServer(
+        "aalis",
+        instructions=(
+            "Aalis memory: conversation sessions, their history and summaries, metadata"
+            + (", semantic recall" if recall_present else "")
+            + "."
+        ),
+        disabled=disabled,
+    )
+
+    def service() -> Any:
+        return memory.use  # CapabilityAbsent names the capability and the consumer
+
+    async def list_sessions() -> dict[str, Any]:
+        """Every session, newest first, with its active and archived message counts."""
+        mem = service()
+        if not hasattr(mem, "list_sessions"):
+            raise ToolError("this memory provider cannot list sessions")
+        return {"sessions": [_session(info) for info in await mem.list_sessions()]}
+
+    async def get_history(
+        session_id: str, limit: int | None = None, include_archived: bool = False
+    ) -> dict[str, Any]:
+        """The last ``limit`` conversation messages of a session, oldest first, and its
+        summary. With ``include_archived``, archived messages (compressed away) too."""
+        sid = _text(session_id, "session_id")
+        wanted = config.default_history_limit if limit is None else limit
+        if isinstance(wanted, bool) or not isinstance(wanted, int) or wanted < 0:
+            raise ToolError(f"limit must be a non-negative integer, got {limit!r}")
+        wanted = min(wanted, config.max_history_limit)
+        mem = service()
+        if include_archived:
+            if not hasattr(mem, "get_full_history"):
+                raise ToolError("this memory provider keeps no archived history")
+            messages: list[Message] = await mem.get_full_history(sid, wanted)
+        else:
+            messages = await mem.get_history(sid, wanted)
+        summary = None
+        if compression is not None and compression.present:
+            try:
+                record = await compression.use.summary(sid)
+            except Exception:
+                record = None
+            summary = record.text if record is not None else None
+        return {
+            "session_id": sid,
+            "summary": summary,
+            "messages": [m.to_json() for m in messages],
+        }
+
+    async def get_metadata(namespace: str, key: str) -> dict[str, Any]:
+        """One metadata entry (``data`` is null when there is none)."""
+        data = await service().get_metadata(_text(namespace, "namespace"), _text(key, "key"))
+        return {"namespace": namespace, "key": key, "data": data}
+
+    async def list_metadata(namespace: str) -> dict[str, Any]:
+        """Every readable entry of a metadata namespace, sorted by key."""
+        entries = await service().list_metadata(_text(namespace, "namespace"))
+        return {"namespace": namespace, "entries": [_entry(e) for e in entries]}
+
+    async def search_recall(session_id: str, query: str, k: int = 5) -> dict[str, Any]:
+        """Earlier messages semantically close to ``query``, in the session's recall scope."""
+        if recall is None or not recall.present:
+            raise ToolError("no recall provider is active")
+        if isinstance(k, bool) or not isinstance(k, int) or k <= 0:
+            raise ToolError(f"k must be a positive integer, got {k!r}")
+        hits = await recall.use.recall(_text(session_id, "session_id"), _text(query, "query"), k=k)
+        return {
+            "hits": [
+                {
+                    "session_id": hit.session_id,
+                    "score": float(hit.score),
+                    "message": hit.message.to_json(),
+                    "neighbours": [m.to_json() for m in getattr(hit, "neighbours", ()) or ()],
+                }
+                for hit in hits
+            ]
+        }
+
+    async def save_message(session_id: str, role: str, content: str) -> dict[str, Any]:
+        """Append a message to a session (announced, so indexes follow)."""
+        sid = _text(session_id, "session_id")
+        message = Message(
+            role=_text(role, "role"), content=content, metadata={"platform": config.platform}
+        )
+        (saved,) = await save_conversation(service(), sid, [message], host=host)
+        return {"session_id": sid, "message": saved.to_json()}
+
+    async def save_metadata(namespace: str, key: str, data: dict[str, Any]) -> dict[str, Any]:
+        """Overwrite one metadata entry with a JSON object."""
+        if not isinstance(data, dict):
+            raise ToolError("data must be a JSON object")
+        await service().save_metadata(_text(namespace, "namespace"), _text(key, "key"), data)
+        return {"namespace": namespace, "key": key, "saved": True}
+
+    async def delete_metadata(namespace: str, key: str) -> dict[str, Any]:
+        """Delete one metadata entry (a missing one is not an error)."""
+        await service().delete_metadata(_text(namespace, "namespace"), _text(key, "key"))
+        return {"namespace": namespace, "key": key, "deleted": True}
+
+    async def clear_session(session_id: str, types: list[str] | None = None) -> dict[str, Any]:
+        """Clear a session through every plugin (history, summary, vectors...), or only the
+        named clear types. Returns each plugin's result row."""
+        rows = await run_clear(
+            host, "session", session_id=_text(session_id, "session_id"), types=types, memory=memory
+        )
+        return {
+            "results": [
+                {
+                    "source": row.source,
+                    "type": row.type,
+                    "success": row.success,
+                    "message": str(getattr(row.message, "fallback", row.message)),
+                }
+                for row in rows
+            ]
+        }
+
+    tools: dict[str, Callable[..., Any]] = {
+        "list_sessions": list_sessions,
+        "get_history": get_history,
+        "get_metadata": get_metadata,
+        "list_metadata": list_metadata,
+        "search_recall": search_recall,
+        "save_message": save_message,
+        "save_metadata": save_metadata,
+        "delete_metadata": delete_metadata,
+        "clear_session": clear_session,
+    }
+    for name, function in tools.items():
+        if name not in disabled:
+            server.add_tool(function, name=name)
+    return server
+
+
+def offered_tools(config: McpConfig, recall_present: bool) -> list[str]:
+    """The tool names a server built with ``config`` offers (for docs and ``--list``)."""
+    names = list(READ_TOOLS)
+    if recall_present:
+        names += RECALL_TOOLS
+    if config.allow_write:
+        names += WRITE_TOOLS
+    if config.allow_clear:
+        names += CLEAR_TOOLS
+    return names
+
+
+__all__ = [
+    "CLEAR_TOOLS",
+    "READ_TOOLS",
+    "RECALL",
+    "RECALL_TOOLS",
+    "WRITE_TOOLS",
+    "AalisMcpServer",
+    "build_server",
+    "offered_tools",
+]
