@@ -40,6 +40,14 @@ SAFE_URI_OPTIONS: frozenset[str] = frozenset(
         "readPreference",
         "loadBalanced",
         "appName",
+        # PostgreSQL (libpq) connection options of the same kind:
+        "sslmode",
+        "host",
+        "port",
+        "dbname",
+        "application_name",
+        "connect_timeout",
+        "target_session_attrs",
     )
 )
 
