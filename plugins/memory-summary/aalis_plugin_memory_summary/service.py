@@ -416,7 +416,10 @@ class SummaryCompression:
                         if previous is not None and previous.covered_from is not None
                         else snapshot[positions[0]].timestamp
                     ),
-                    covered_to=snapshot[positions[-1]].timestamp,
+                    covered_to=_latest(
+                        previous.covered_to if previous is not None else None,
+                        snapshot[positions[-1]].timestamp,
+                    ),
                     updated_at=now_ms(),
                     model=model_id,
                 )
@@ -851,6 +854,20 @@ class SummaryCompression:
                 job.cancelled = True
                 job.clears_summary = job.clears_summary or clears_summary
         self.backoff.reset(wanted)
+
+
+def _latest(previous: int | None, newest: int | None) -> int | None:
+    """The end of a cumulative summary's range: it never moves back.
+
+    A save with an older timestamp (another process, a platform clock) can be the newest
+    message a compression covers while the previous summary already reached further; the
+    summary still covers what the previous one did.
+    """
+    if previous is None:
+        return newest
+    if newest is None:
+        return previous
+    return max(previous, newest)
 
 
 __all__ = ["BACKOFF_REASONS", "CompressionOutcome", "SummaryCompression", "platform_of"]

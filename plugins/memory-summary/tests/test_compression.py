@@ -120,6 +120,22 @@ async def test_summaries_are_cumulative(env: Any) -> None:
     assert divider.timestamp == 4000
 
 
+async def test_a_late_older_save_never_moves_the_covered_range_back(env: Any) -> None:
+    # Another process saved a turn with older timestamps after the first compression: the
+    # next summary covers it, and still everything the first one did.
+    await env.save(SID, m("user", "one", 1000), m("assistant", "two", 4000))
+    env.model.replies.append(reply("first summary"))
+    await env.service.compress(SID)
+    await env.save(SID, m("user", "late", 2000), m("assistant", "late reply", 3000))
+    env.model.replies.append(reply("second summary"))
+    await env.service.compress(SID)
+
+    record = await env.service.summary(SID)
+    assert record is not None
+    assert record.text == "second summary"
+    assert (record.covered_from, record.covered_to) == (1000, 4000)
+
+
 async def test_keep_picks_with_markers_in_the_span(env: Any) -> None:
     kept = m("user", "Book it.", 3000)
     await env.save(
