@@ -36,7 +36,7 @@ import attrs
 from aalis_core.redaction import is_secret_key, redact
 
 DEFAULT_DATA_DIR = ".aalis"
-#: Consumer names that are not plugins (SPEC §2.2).
+#: Consumer names that are not plugins (docs/host/providers.md).
 BUILTIN_CONSUMERS = ("host", "cli")
 _TOP_LEVEL = ("host", "plugins", "capabilities", "consumers")
 _ENV_REF = re.compile(r"\$(\$?)\{([^}]*)\}")

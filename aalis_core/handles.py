@@ -123,7 +123,10 @@ class CapabilityRegistry:
 
     # -- pins -----------------------------------------------------------------------------
     def pin_for(self, capability: str, consumer: str) -> str | None:
-        """The provider a consumer is pinned to for ``capability`` (SPEC §2.2 rules 1, 2)."""
+        """The provider ``consumer`` is pinned to for ``capability`` (docs/host/providers.md).
+
+        Rules 1 and 2 of the selection: a ``[consumers]`` pin, then a ``[capabilities]`` one.
+        """
         pinned = self._pins.get(consumer, {}).get(capability)
         if pinned is not None:
             return pinned

@@ -271,7 +271,7 @@ class Report:
         self.data["ratios"][key] = value
 
     def target(self, name: str, wanted: str, value: float | None, met: bool | None) -> None:
-        """A target of SPEC §11 and whether this run met it (None: not measured)."""
+        """A target of docs/performance.md and whether this run met it (None: not measured)."""
         self.data["targets"].append({"name": name, "target": wanted, "value": value, "met": met})
 
     def note(self, text: str) -> None:

@@ -14,7 +14,8 @@ Contenders, measured interleaved in one run on the same data:
 Beside them, for explanation only: the hand-written query run through ``asyncio.to_thread`` (what
 any backend that keeps blocking calls off the event loop pays on top of the query).
 
-Targets (SPEC §11): memory-sqlite at most 2x the hand-written query; at least 20x faster than
+Targets (docs/performance.md): memory-sqlite at most 2x the hand-written query; at least 20x
+faster than
 LangChain at 100k; flat (1M / 10k at most 1.5x) as the session grows.
 """
 

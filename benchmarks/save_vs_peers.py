@@ -12,7 +12,7 @@ a turn and must not lose it):
   the same two pragmas set on every connection. Without them it would run SQLite's defaults
   (rollback journal, ``synchronous=FULL``), which is slower and not the same guarantee.
 
-Target (SPEC §11): memory-sqlite at most 2x the hand-written insert+commit.
+Target (docs/performance.md): memory-sqlite at most 2x the hand-written insert+commit.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Start-up cost: ``import aalis_core`` and the ``aalis plugins`` command (SPEC §11).
+"""Start-up cost: ``import aalis_core`` and the ``aalis plugins`` command (docs/performance.md).
 
 A host is imported by every agent and the CLI starts on every command, so both must stay cheap
 as plugins are added: importing the host must not import a contract or a plugin, and listing

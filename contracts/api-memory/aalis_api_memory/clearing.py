@@ -190,7 +190,9 @@ async def run_clear(
     types: Iterable[str] | None = None,
     memory: Any = None,
 ) -> list[ClearResult]:
-    """Clear one session (``scope="session"``) or everything (``"all"``); SPEC §5.
+    """Clear one session (``scope="session"``) or everything (``"all"``).
+
+    The rules are in docs/reference/memory-contract.md (clearing).
 
     The one initiator of a clear (``aalis clear``, a chat's ``/clear``, a session deletion).
     ``types`` None means every type; aliases are resolved here and an unknown type raises
@@ -333,7 +335,9 @@ def _error_text(exc: BaseException) -> str:
 async def clear_metadata_namespaces(
     memory: Any, namespaces: Iterable[str], logger: Any
 ) -> list[list[str]]:
-    """Delete every entry of ``namespaces`` in ONE ``commit_metadata``; SPEC §5.
+    """Delete every entry of ``namespaces`` in ONE ``commit_metadata``.
+
+    See docs/reference/memory-contract.md (clearing).
 
     For plugins whose data is cross-session metadata (a clear of scope ``all``). Returns
     the deleted keys per namespace, in input order. With ``list_metadata_keys`` the

@@ -61,7 +61,7 @@ def compression_line(usage: CompressionUsage, compress_at: float | None) -> floa
 
 
 def compression_due(usage: CompressionUsage, lines: CompressionLines) -> bool:
-    """True when either dimension says so (SPEC §7.2)."""
+    """True when either dimension says so (docs/compression.md)."""
     if lines.compress_at is not None and lines.compress_at > 0:
         line = compression_line(usage, lines.compress_at)
         if (usage.used >= line or usage.trimmed) and usage.compressible >= line / 2:

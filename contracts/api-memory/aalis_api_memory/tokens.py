@@ -1,9 +1,10 @@
-"""A token estimate that needs no tokenizer (SPEC §7.3).
+"""A token estimate that needs no tokenizer (docs/compression.md).
 
 It lives in the contract because two sides must agree on it without depending on each other:
 an agent (the chat plugin) reports ``token_usage`` figures with it, and the compression
 provider (memory-summary) sizes its keep caps and prompts with it. Compression decisions (the keep caps, the prompt budget) only need the right order of
-magnitude, and a real tokenizer would tie the plugin to one model family. The rule (SPEC §7.3):
+magnitude, and a real tokenizer would tie the plugin to one model family. The rule
+(docs/compression.md):
 about 1.5 tokens per CJK character (CJK text has no spaces and tokenizers split it finely),
 ``ceil(len / 3.5)`` per run of other characters, and 4 per message for the role and framing.
 """

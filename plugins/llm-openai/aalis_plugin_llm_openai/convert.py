@@ -2,7 +2,7 @@
 
 The Aalis ``Message`` carries more than the wire format knows (kinds, segments, metadata);
 this module decides what a model sees. Control kinds (event markers, compression dividers)
-never reach a model; metadata never does either (SPEC §3).
+never reach a model; metadata never does either (docs/reference/memory-contract.md).
 """
 
 from __future__ import annotations

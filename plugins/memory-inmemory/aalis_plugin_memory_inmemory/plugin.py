@@ -27,7 +27,7 @@ _positive_int = [attrs.validators.instance_of(int), attrs.validators.gt(0)]
 
 @attrs.frozen(kw_only=True)
 class InMemoryConfig:
-    """``[plugins.memory-inmemory]``: the query caps of SPEC §4."""
+    """``[plugins.memory-inmemory]``: the query caps of the memory contract."""
 
     range_query_limit: int = attrs.field(default=DEFAULT_RANGE_QUERY_LIMIT, validator=_positive_int)
     cross_session_max_limit: int = attrs.field(

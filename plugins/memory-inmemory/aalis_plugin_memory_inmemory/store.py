@@ -1,8 +1,9 @@
 """``InMemoryMemory``: the reference ``MemoryService``, kept in process memory.
 
-It is the executable reading of SPEC §4: every optional method and extension is here, written
-for clarity rather than speed, so that when a database backend and this one disagree under the
-conformance kit, this one is the easier to check by eye.
+It is the executable reading of the memory contract (docs/reference/memory-contract.md):
+every optional method and extension is here, written for clarity rather than speed, so that
+when a database backend and this one disagree under the conformance kit, this one is the
+easier to check by eye.
 
 Why it is still careful:
 

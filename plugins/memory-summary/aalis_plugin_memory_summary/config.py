@@ -70,7 +70,7 @@ class PlatformProfile:
 
 @attrs.frozen(kw_only=True)
 class MemorySummaryConfig:
-    """Settings of the compression provider (SPEC §7.3)."""
+    """Settings of the compression provider (docs/compression.md)."""
 
     #: ``auto``: the bound llm when present, else extractive; ``llm``: the model or
     #: ``unavailable``; ``extractive``: always the offline summariser.

@@ -1,4 +1,4 @@
-"""``SummaryCompression``: the ``compression`` capability, SPEC §7.1 and the algorithm of §7.3.
+"""``SummaryCompression``: the ``compression`` capability (docs/compression.md).
 
 One compression of a session runs as a *job*. The job exists from the moment the compression
 is claimed (synchronously, so a second request for the session sees ``busy`` at once) until it
@@ -169,7 +169,7 @@ class SummaryCompression:
     # ------------------------------------------------------------------------------------
 
     async def compress(self, session_id: str, reason: str = "manual") -> None:
-        """Compress ``session_id`` now; resolves when committed (SPEC §7.1)."""
+        """Compress ``session_id`` now; resolves when committed (docs/compression.md)."""
         await self.compress_detailed(session_id, reason)
 
     async def compress_detailed(
@@ -353,7 +353,7 @@ class SummaryCompression:
         return outcome
 
     # ------------------------------------------------------------------------------------
-    # the algorithm (SPEC §7.3)
+    # the algorithm (docs/compression.md)
     # ------------------------------------------------------------------------------------
 
     async def _run(self, job: _Job) -> CompressionOutcome:

@@ -1,8 +1,9 @@
 """Where a compression cuts, and which messages of the compressed span stay verbatim.
 
-Pure functions over a snapshot ``S = get_history(sid, inf)`` so that every rule of SPEC §7.3
-steps 1 and 3 is testable without a store or a model. Positions are indexes into ``S``;
-markers (control kinds) occupy positions, exactly as ``archive_span`` counts them.
+Pure functions over a snapshot ``S = get_history(sid, inf)`` so that every rule of
+steps 1 and 3 of the algorithm (docs/compression.md) is testable without a store or a model.
+Positions are indexes into ``S``; markers (control kinds) occupy positions, exactly as
+``archive_span`` counts them.
 
 A *tool group* is an assistant message with ``tool_calls`` plus the ``tool`` messages that
 answer those calls. A chat-completions server refuses a tool result whose call is missing
@@ -73,7 +74,7 @@ def tool_groups(snapshot: Sequence[Message]) -> list[ToolGroup]:
 
 
 def split_point(snapshot: Sequence[Message], groups: Sequence[ToolGroup] | None = None) -> int:
-    """``len(S)``, moved back until no tool group straddles it (SPEC §7.3 step 1)."""
+    """``len(S)``, moved back until no tool group straddles it (docs/compression.md, step 1)."""
     if groups is None:
         groups = tool_groups(snapshot)
     point = len(snapshot)
@@ -191,7 +192,7 @@ def select_keep(
     history_limit: int,
     groups: Sequence[ToolGroup] | None = None,
 ) -> KeepChoice:
-    """The model's keep picks, reduced to what SPEC §7.3 step 3 allows.
+    """The model's keep picks, reduced to what step 3 of the algorithm (docs/compression.md) allows.
 
     - A pick must name a conversation message inside the span (``0 <= pos < split``,
       not a marker); anything else is ignored.

@@ -82,7 +82,10 @@ class MemoryServiceConformance(
     ExactArchiveConformance,
     ModelConformance,
 ):
-    """Every rule of SPEC §4 and the extensions; subclass it and override ``memory``."""
+    """Every rule of the memory contract and its extensions; subclass it, override ``memory``.
+
+    The rules: docs/reference/memory-contract.md.
+    """
 
 
 __all__ = [

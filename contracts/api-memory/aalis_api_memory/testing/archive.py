@@ -1,4 +1,7 @@
-"""Conformance: ``archive_span`` (SPEC §4) — positions, keep, counts, and what it returns."""
+"""Conformance: ``archive_span`` — positions, keep, counts, and what it returns.
+
+The rules: docs/reference/memory-contract.md.
+"""
 
 from __future__ import annotations
 

@@ -1,9 +1,9 @@
 """Conformance: bad limits and non-str ids raise before anything is read or written.
 
-**[decided]** (SPEC §4): a negative, fractional (``2.0`` included), NaN or bool limit raises
-``ValueError``, a non-number ``TypeError``; a non-``str`` session id, namespace or key raises
-``TypeError``. The checks below call every method with each bad value and then compare the
-whole observable state with a snapshot taken before.
+**[decided]** (docs/reference/memory-contract.md) a negative, fractional (``2.0``
+included), NaN or bool limit raises ``ValueError``, a non-number ``TypeError``; a non-``str``
+session id, namespace or key raises ``TypeError``. The checks below call every method with
+each bad value and then compare the whole observable state with a snapshot taken before.
 """
 
 from __future__ import annotations

@@ -1,4 +1,7 @@
-"""Conformance: saving, ordering, round-tripping and the read windows of SPEC §4."""
+"""Conformance: saving, ordering, round-tripping and the read windows of the memory contract.
+
+The rules: docs/reference/memory-contract.md.
+"""
 
 from __future__ import annotations
 

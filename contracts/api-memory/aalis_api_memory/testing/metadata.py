@@ -1,4 +1,4 @@
-"""Conformance: the metadata key/value store (SPEC §4, lower half of the table)."""
+"""Conformance: the metadata key/value store (docs/reference/memory-contract.md)."""
 
 from __future__ import annotations
 
