@@ -226,9 +226,30 @@ def is_secret_key(key: str | None) -> bool:
     return bool(key) and _SECRET_KEY.search(key or "") is not None
 
 
+class UriRedactor:
+    """Masks the credentials of one configured URI, and anything ``redact`` recognises, in text.
+
+    ``display`` is the URI as it may be printed. Calling the redactor also masks the URI's
+    secrets (``uri_secrets``) literally: a driver error may quote a password or a token on its
+    own, where no URI pattern matches. The database backends (MongoDB, PostgreSQL) each wrap
+    their configured URI in one.
+    """
+
+    def __init__(self, uri: str | None) -> None:
+        self._secrets: list[str] = [] if uri is None else uri_secrets(uri)
+        self.display = "<no uri>" if uri is None else self(redact_uri(uri))
+
+    def __call__(self, text: object) -> str:
+        out = redact(str(text))
+        for secret in self._secrets:
+            out = out.replace(secret, MASK)
+        return out
+
+
 __all__ = [
     "MASK",
     "SAFE_URI_OPTIONS",
+    "UriRedactor",
     "is_secret_key",
     "redact",
     "redact_uri",
