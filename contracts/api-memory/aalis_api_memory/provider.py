@@ -13,13 +13,12 @@ import inspect
 from abc import abstractmethod
 from typing import Any, ClassVar, Generic, TypeVar
 
+from aalis_api_memory.capabilities import memory
+from aalis_api_memory.clearing import CONTEXT_CLEAR_TYPE, ClearType
 from aalis_core.capability import Capability
 from aalis_core.context import PluginContext
 from aalis_core.markers import hookimpl
 from aalis_core.plugin import Plugin
-
-from aalis_api_memory.capabilities import memory
-from aalis_api_memory.clearing import CONTEXT_CLEAR_TYPE, ClearType
 
 StoreT = TypeVar("StoreT")
 
