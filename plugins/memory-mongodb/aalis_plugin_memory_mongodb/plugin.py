@@ -7,14 +7,12 @@ Priority 5 puts it below SQLite (10), the embedded default, and above the in-mem
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING
 
-from aalis_api_memory import CONTEXT_CLEAR_TYPE, ClearType, memory
+from aalis_api_memory.provider import MemoryProviderPlugin
 
-from aalis_core.capability import Capability
 from aalis_core.context import PluginContext
-from aalis_core.markers import hookimpl
-from aalis_core.plugin import Plugin, PluginDisabled
+from aalis_core.plugin import PluginDisabled
 from aalis_plugin_memory_mongodb.config import MongoConfig
 from aalis_plugin_memory_mongodb.redaction import Redactor
 
@@ -24,41 +22,29 @@ if TYPE_CHECKING:  # the store pulls in pymongo; imported in start, when it is n
 PRIORITY = 5
 
 
-class MemoryMongodb(Plugin):
+class MemoryMongodb(MemoryProviderPlugin["MongoMemory"]):
     """Memory backend on MongoDB; disabled until ``uri`` is configured."""
 
-    name: ClassVar[str] = "memory-mongodb"
-    provides: ClassVar[tuple[Capability[Any], ...]] = (memory,)
-    Config: ClassVar[type[Any] | None] = MongoConfig
+    name = "memory-mongodb"
+    priority = PRIORITY
+    Config = MongoConfig
 
-    def __init__(self) -> None:
-        self.store: MongoMemory | None = None
-
-    async def start(self, ctx: PluginContext) -> None:
-        config = ctx.config if isinstance(ctx.config, MongoConfig) else MongoConfig()
+    async def open_store(self, ctx: PluginContext) -> MongoMemory:
+        config: MongoConfig = ctx.config
         if config.uri is None:
             raise PluginDisabled("no uri configured")
         from aalis_plugin_memory_mongodb.store import MongoMemory
 
         display = Redactor(config.uri).display
         ctx.logger.debug("connecting", uri=display, database=config.database)
-        self.store = await MongoMemory.connect(config, logger=ctx.logger)
-        ctx.provide(memory, self.store, priority=PRIORITY)
+        store = await MongoMemory.connect(config, logger=ctx.logger)
         ctx.logger.info(
             "connected",
             uri=display,
             database=config.database,
             collection_prefix=config.collection_prefix,
         )
-
-    async def stop(self) -> None:
-        store, self.store = self.store, None
-        if store is not None:
-            await store.close()
-
-    @hookimpl
-    def memory_clear_types(self) -> list[ClearType]:
-        return [CONTEXT_CLEAR_TYPE]
+        return store
 
 
 __all__ = ["PRIORITY", "MemoryMongodb"]
