@@ -106,6 +106,36 @@ class ImportRecord(NamedTuple):
 
 
 @attrs.frozen(kw_only=True)
+class RangeQuery:
+    """A checked ``get_messages_by_session_range``, as ``_get_messages_by_session_range`` gets it.
+
+    ``from_ts <= to_ts``, both within 64 bits (a range beyond them is clamped, one that cannot
+    match is answered before); ``roles`` and ``exclude_kinds`` are None or non-empty and
+    distinct. The result is capped by ``range_query_limit`` (the earliest N).
+    """
+
+    from_ts: int
+    to_ts: int
+    roles: tuple[str, ...] | None
+    exclude_kinds: tuple[str, ...] | None
+
+
+@attrs.frozen(kw_only=True)
+class ExactCommit:
+    """A checked ``archive_exact``, as ``_archive_exact`` gets it.
+
+    ``ids`` are distinct and non-empty strings; ``guard`` holds the expected value normalised
+    to JSON types and the new data encoded; ``marker`` is stamped like a save; ``updated_at``
+    is the guard entry's write time.
+    """
+
+    ids: tuple[str, ...]
+    guard: CheckedGuard
+    marker: Stamped | None
+    updated_at: int
+
+
+@attrs.frozen(kw_only=True)
 class RecentQuery:
     """A checked ``RecentMessagesQuery``, as ``_get_recent_messages_across_sessions`` gets it.
 
@@ -312,9 +342,13 @@ class WithQueries(ABC):
         kind_list = check_str_filter(exclude_kinds, "exclude_kinds")
         if start > end or start > INT64_MAX or end < INT64_MIN:
             return []
-        return await self._get_messages_by_session_range(
-            session_id, _clamp(start), _clamp(end), _distinct(role_list), _distinct(kind_list)
+        query = RangeQuery(
+            from_ts=_clamp(start),
+            to_ts=_clamp(end),
+            roles=_distinct(role_list),
+            exclude_kinds=_distinct(kind_list),
         )
+        return await self._get_messages_by_session_range(session_id, query)
 
     async def get_recent_messages_across_sessions(
         self, query: RecentMessagesQuery
@@ -341,14 +375,9 @@ class WithQueries(ABC):
 
     @abstractmethod
     async def _get_messages_by_session_range(
-        self,
-        session_id: str,
-        from_ts: int,
-        to_ts: int,
-        roles: tuple[str, ...] | None,
-        exclude_kinds: tuple[str, ...] | None,
+        self, session_id: str, query: RangeQuery
     ) -> list[Message]:
-        """The earliest ``range_query_limit`` messages with ``from_ts <= ts <= to_ts``."""
+        """The earliest ``range_query_limit`` matches, archived ones included, in order."""
 
     @abstractmethod
     async def _get_recent_messages_across_sessions(
@@ -473,27 +502,24 @@ class WithExactArchiving(ABC):
         checked = check_guard(guard)
         stamp = check_marker(marker)
         now = now_ms()
-        return await self._archive_exact(
-            session_id, wanted, checked, None if stamp is None else _stamp(stamp, now), now
+        commit = ExactCommit(
+            ids=wanted,
+            guard=checked,
+            marker=None if stamp is None else _stamp(stamp, now),
+            updated_at=now,
         )
+        return await self._archive_exact(session_id, commit)
 
     @abstractmethod
     async def _history_snapshot(self, session_id: str) -> HistorySnapshot:
         """The active history and one identity per message, read together."""
 
     @abstractmethod
-    async def _archive_exact(
-        self,
-        session_id: str,
-        ids: tuple[str, ...],
-        guard: CheckedGuard,
-        marker: Stamped | None,
-        updated_at: int,
-    ) -> int:
-        """Compare the guard, archive exactly ``ids``, write the guard, save the marker.
+    async def _archive_exact(self, session_id: str, commit: ExactCommit) -> int:
+        """Compare the guard, archive exactly ``commit.ids``, write the guard, save the marker.
 
         Raise ``ArchiveConflict`` and change nothing when the guard or an id no longer
-        matches; ``updated_at`` is the guard entry's write time.
+        matches.
         """
 
 
@@ -526,8 +552,10 @@ __all__ = [
     "UNBOUNDED",
     "CompleteMemoryBackend",
     "EncodedOp",
+    "ExactCommit",
     "ImportRecord",
     "MemoryBackend",
+    "RangeQuery",
     "RecentQuery",
     "Stamped",
     "WithClearAll",

@@ -5,20 +5,25 @@ Every memory backend's plugin does the same four things: it declares that it pro
 whichever backend runs), opens its store at start and provides it at its priority, and closes
 the store at stop. A backend's plugin subclasses this class, sets ``name``, ``Config`` and
 ``priority``, and implements ``open_store``; docs/backends/implementing.md shows one.
+
+``ServerMemoryProviderPlugin`` adds what a backend on a database server (MongoDB,
+PostgreSQL) also shares: it stays disabled until ``uri`` is configured, and logs the
+connection with the URI redacted (docs/host/redaction.md).
 """
 
 from __future__ import annotations
 
 import inspect
 from abc import abstractmethod
-from typing import Any, ClassVar, Generic, TypeVar
+from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 from aalis_api_memory.capabilities import memory
 from aalis_api_memory.clearing import CONTEXT_CLEAR_TYPE, ClearType
 from aalis_core.capability import Capability
 from aalis_core.context import PluginContext
 from aalis_core.markers import hookimpl
-from aalis_core.plugin import Plugin
+from aalis_core.plugin import Plugin, PluginDisabled
+from aalis_core.redaction import UriRedactor
 
 StoreT = TypeVar("StoreT")
 
@@ -68,4 +73,45 @@ class MemoryProviderPlugin(Plugin, Generic[StoreT]):
         return [CONTEXT_CLEAR_TYPE]
 
 
-__all__ = ["MemoryProviderPlugin"]
+class ServerConfig(Protocol):
+    """What ``ServerMemoryProviderPlugin`` reads of its ``Config``: the server's URI."""
+
+    @property
+    def uri(self) -> str | None: ...
+
+
+ServerConfigT = TypeVar("ServerConfigT", bound=ServerConfig)
+
+
+class ServerMemoryProviderPlugin(MemoryProviderPlugin[StoreT], Generic[StoreT, ServerConfigT]):
+    """A memory backend on a server: disabled until ``uri`` is set, connected in ``connect``.
+
+    The ``connecting`` (debug) and ``connected`` (info) log lines carry the redacted URI and
+    what ``log_fields`` returns (the database, the schema, ...).
+    """
+
+    @abstractmethod
+    async def connect(self, config: ServerConfigT, ctx: PluginContext) -> StoreT:
+        """Connect to ``config.uri`` (set) and prepare the store.
+
+        Fail with one error whose message names the server redacted, within the configured
+        timeouts: the host shows it as the plugin's start error.
+        """
+
+    def log_fields(self, config: ServerConfigT) -> dict[str, object]:
+        """What the connection log lines say besides the URI."""
+        return {}
+
+    async def open_store(self, ctx: PluginContext) -> StoreT:
+        config: ServerConfigT = ctx.config
+        if config.uri is None:
+            raise PluginDisabled("no uri configured")
+        display = UriRedactor(config.uri).display
+        fields = self.log_fields(config)
+        ctx.logger.debug("connecting", uri=display, **fields)
+        store = await self.connect(config, ctx)
+        ctx.logger.info("connected", uri=display, **fields)
+        return store
+
+
+__all__ = ["MemoryProviderPlugin", "ServerConfig", "ServerMemoryProviderPlugin"]

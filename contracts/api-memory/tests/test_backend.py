@@ -16,6 +16,7 @@ from aalis_api_memory.backend import (
     EncodedOp,
     ImportRecord,
     MemoryBackend,
+    RangeQuery,
     RecentQuery,
     WithFullHistory,
     WithQueries,
@@ -171,7 +172,10 @@ async def test_optional_arguments_reach_storage_normalised() -> None:
     assert await store.import_messages("s", []) == 0
     await store.import_messages("s", [StoredMessage(Message(role="user", content="x"), True)])
     range_call, recent, delete, imported = store.calls
-    assert range_call == ("range", ("s", INT64_MIN, INT64_MAX, ("user",), None))
+    assert range_call == (
+        "range",
+        ("s", RangeQuery(from_ts=INT64_MIN, to_ts=INT64_MAX, roles=("user",), exclude_kinds=None)),
+    )
     query = recent[1][0]
     assert (query.limit, query.roles, query.exclude_kinds, query.since_ts) == (
         7,

@@ -27,13 +27,13 @@ import attrs
 from aalis_api_memory.backend import (
     CompleteMemoryBackend,
     EncodedOp,
+    ExactCommit,
     ImportRecord,
+    RangeQuery,
     RecentQuery,
-    Stamped,
 )
 from aalis_api_memory.exact import (
     ArchiveConflict,
-    CheckedGuard,
     HistorySnapshot,
     same_entry,
 )
@@ -192,50 +192,40 @@ class InMemoryMemory(CompleteMemoryBackend):
             tuple(self._out(row) for row in rows), tuple(str(row.seq) for row in rows)
         )
 
-    async def _archive_exact(
-        self,
-        session_id: str,
-        ids: tuple[str, ...],
-        guard: CheckedGuard,
-        marker: Stamped | None,
-        updated_at: int,
-    ) -> int:
+    async def _archive_exact(self, session_id: str, commit: ExactCommit) -> int:
         # Every change without an await: one atomic step on the loop.
+        guard = commit.guard
         entry = self._metadata.get(guard.namespace, {}).get(guard.key)
         stored = None if entry is None else decode_metadata(entry.text)
         if not same_entry(stored, guard.expected):
             raise ArchiveConflict("guard", "the guard entry changed since the snapshot")
         active = {str(row.seq): row for row in self._active(session_id)}
-        rows = [active.get(ident) for ident in ids]
+        rows = [active.get(ident) for ident in commit.ids]
         if any(row is None for row in rows):
             raise ArchiveConflict("messages", "a message of the snapshot is no longer active")
         for row in rows:
             assert row is not None
             row.archived = True
-        self._metadata.setdefault(guard.namespace, {})[guard.key] = _Entry(guard.text, updated_at)
-        if marker is not None:
-            self._insert(session_id, marker.message, marker.timestamp)
+        entry = _Entry(guard.text, commit.updated_at)
+        self._metadata.setdefault(guard.namespace, {})[guard.key] = entry
+        if commit.marker is not None:
+            self._insert(session_id, commit.marker.message, commit.marker.timestamp)
         return len(rows)
 
     async def _clear_all(self) -> None:
         self._sessions.clear()
 
     async def _get_messages_by_session_range(
-        self,
-        session_id: str,
-        from_ts: int,
-        to_ts: int,
-        roles: tuple[str, ...] | None,
-        exclude_kinds: tuple[str, ...] | None,
+        self, session_id: str, query: RangeQuery
     ) -> list[Message]:
-        excluded = set(exclude_kinds or ())
+        excluded = set(query.exclude_kinds or ())
         found: list[Message] = []
         for row in self._rows(session_id):
             if len(found) >= self.range_query_limit:
                 break
-            if not from_ts <= row.timestamp <= to_ts:
+            if not query.from_ts <= row.timestamp <= query.to_ts:
                 continue
-            if roles and row.message.role not in roles:
+            if query.roles and row.message.role not in query.roles:
                 continue
             if row.message.kind is not None and row.message.kind in excluded:
                 continue

@@ -9,42 +9,31 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from aalis_api_memory.provider import MemoryProviderPlugin
+from aalis_api_memory.provider import ServerMemoryProviderPlugin
 
 from aalis_core.context import PluginContext
-from aalis_core.plugin import PluginDisabled
 from aalis_plugin_memory_mongodb.config import MongoConfig
-from aalis_plugin_memory_mongodb.redaction import Redactor
 
-if TYPE_CHECKING:  # the store pulls in pymongo; imported in start, when it is needed
+if TYPE_CHECKING:  # the store pulls in pymongo; imported in connect, when it is needed
     from aalis_plugin_memory_mongodb.store import MongoMemory
 
 PRIORITY = 5
 
 
-class MemoryMongodb(MemoryProviderPlugin["MongoMemory"]):
+class MemoryMongodb(ServerMemoryProviderPlugin["MongoMemory", MongoConfig]):
     """Memory backend on MongoDB; disabled until ``uri`` is configured."""
 
     name = "memory-mongodb"
     priority = PRIORITY
     Config = MongoConfig
 
-    async def open_store(self, ctx: PluginContext) -> MongoMemory:
-        config: MongoConfig = ctx.config
-        if config.uri is None:
-            raise PluginDisabled("no uri configured")
+    async def connect(self, config: MongoConfig, ctx: PluginContext) -> MongoMemory:
         from aalis_plugin_memory_mongodb.store import MongoMemory
 
-        display = Redactor(config.uri).display
-        ctx.logger.debug("connecting", uri=display, database=config.database)
-        store = await MongoMemory.connect(config, logger=ctx.logger)
-        ctx.logger.info(
-            "connected",
-            uri=display,
-            database=config.database,
-            collection_prefix=config.collection_prefix,
-        )
-        return store
+        return await MongoMemory.connect(config, logger=ctx.logger)
+
+    def log_fields(self, config: MongoConfig) -> dict[str, object]:
+        return {"database": config.database, "collection_prefix": config.collection_prefix}
 
 
 __all__ = ["PRIORITY", "MemoryMongodb"]

@@ -32,13 +32,13 @@ import bson
 from aalis_api_memory.backend import (
     CompleteMemoryBackend,
     EncodedOp,
+    ExactCommit,
     ImportRecord,
+    RangeQuery,
     RecentQuery,
-    Stamped,
 )
 from aalis_api_memory.exact import (
     ArchiveConflict,
-    CheckedGuard,
     HistorySnapshot,
     same_entry,
 )
@@ -376,25 +376,19 @@ class MongoMemory(CompleteMemoryBackend):
             tuple(self._decode(doc) for doc in docs), tuple(str(doc["_id"]) for doc in docs)
         )
 
-    async def _archive_exact(
-        self,
-        session_id: str,
-        ids: tuple[str, ...],
-        guard: CheckedGuard,
-        marker: Stamped | None,
-        updated_at: int,
-    ) -> int:
+    async def _archive_exact(self, session_id: str, commit: ExactCommit) -> int:
+        guard, marker = commit.guard, commit.marker
         marker_doc: Document | None = None
         if marker is not None:
             marker_doc = message_document(
                 session_id, marker.message, marker.timestamp, archived=False
             )
             _encode(marker_doc, "marker")
-        entry = self._metadata_document(guard.namespace, guard.key, guard.text, updated_at)
+        entry = self._metadata_document(guard.namespace, guard.key, guard.text, commit.updated_at)
         new_rev = entry["rev"]
         sid = escape_str(session_id)
         oids: list[ObjectId] = []
-        for ident in ids:
+        for ident in commit.ids:
             if not bson.ObjectId.is_valid(ident):
                 raise ArchiveConflict("messages", "an id does not name a message of this store")
             oids.append(ObjectId(ident))
@@ -451,22 +445,17 @@ class MongoMemory(CompleteMemoryBackend):
         await self._messages.delete_many({})
 
     async def _get_messages_by_session_range(
-        self,
-        session_id: str,
-        from_ts: int,
-        to_ts: int,
-        roles: tuple[str, ...] | None,
-        exclude_kinds: tuple[str, ...] | None,
+        self, session_id: str, query: RangeQuery
     ) -> list[Message]:
         flt: Document = {
             "session_id": escape_str(session_id),
-            "timestamp": {"$gte": from_ts, "$lte": to_ts},
+            "timestamp": {"$gte": query.from_ts, "$lte": query.to_ts},
         }
-        if roles:
-            flt["role"] = {"$in": [escape_str(role) for role in roles]}
-        if exclude_kinds:
+        if query.roles:
+            flt["role"] = {"$in": [escape_str(role) for role in query.roles]}
+        if query.exclude_kinds:
             # $nin matches a missing/None kind, so kind-less messages are never excluded.
-            flt["kind"] = {"$nin": [escape_str(kind) for kind in exclude_kinds]}
+            flt["kind"] = {"$nin": [escape_str(kind) for kind in query.exclude_kinds]}
         docs = await self._find(flt, sort=_ORDER, limit=self.range_query_limit)
         return [self._decode(doc) for doc in docs]
 

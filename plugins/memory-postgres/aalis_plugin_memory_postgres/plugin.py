@@ -11,42 +11,31 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from aalis_api_memory.provider import MemoryProviderPlugin
+from aalis_api_memory.provider import ServerMemoryProviderPlugin
 
 from aalis_core.context import PluginContext
-from aalis_core.plugin import PluginDisabled
 from aalis_plugin_memory_postgres.config import PostgresConfig
-from aalis_plugin_memory_postgres.redaction import Redactor
 
-if TYPE_CHECKING:  # the store pulls in psycopg; imported in start, when it is needed
+if TYPE_CHECKING:  # the store pulls in psycopg; imported in connect, when it is needed
     from aalis_plugin_memory_postgres.store import PostgresMemory
 
 PRIORITY = 6
 
 
-class MemoryPostgres(MemoryProviderPlugin["PostgresMemory"]):
+class MemoryPostgres(ServerMemoryProviderPlugin["PostgresMemory", PostgresConfig]):
     """Memory backend on PostgreSQL; disabled until ``uri`` is configured."""
 
     name = "memory-postgres"
     priority = PRIORITY
     Config = PostgresConfig
 
-    async def open_store(self, ctx: PluginContext) -> PostgresMemory:
-        config: PostgresConfig = ctx.config
-        if config.uri is None:
-            raise PluginDisabled("no uri configured")
+    async def connect(self, config: PostgresConfig, ctx: PluginContext) -> PostgresMemory:
         from aalis_plugin_memory_postgres.store import PostgresMemory
 
-        display = Redactor(config.uri).display
-        ctx.logger.debug("connecting", uri=display, schema=config.schema)
-        store = await PostgresMemory.connect(config, logger=ctx.logger)
-        ctx.logger.info(
-            "connected",
-            uri=display,
-            schema=config.schema,
-            pool=f"{config.min_pool_size}-{config.max_pool_size}",
-        )
-        return store
+        return await PostgresMemory.connect(config, logger=ctx.logger)
+
+    def log_fields(self, config: PostgresConfig) -> dict[str, object]:
+        return {"schema": config.schema, "pool": f"{config.min_pool_size}-{config.max_pool_size}"}
 
 
 __all__ = ["PRIORITY", "MemoryPostgres"]

@@ -32,11 +32,12 @@ import structlog
 from aalis_api_memory.backend import (
     CompleteMemoryBackend,
     EncodedOp,
+    ExactCommit,
     ImportRecord,
+    RangeQuery,
     RecentQuery,
-    Stamped,
 )
-from aalis_api_memory.exact import CheckedGuard, HistorySnapshot
+from aalis_api_memory.exact import HistorySnapshot
 from aalis_api_memory.types import (
     MetadataEntry,
     RecentMessageRecord,
@@ -382,26 +383,21 @@ class PostgresMemory(CompleteMemoryBackend):
             await conn.execute(self._sql.clear_all_messages)
 
     async def _get_messages_by_session_range(
-        self,
-        session_id: str,
-        from_ts: int,
-        to_ts: int,
-        roles: tuple[str, ...] | None,
-        exclude_kinds: tuple[str, ...] | None,
+        self, session_id: str, query: RangeQuery
     ) -> list[Message]:
         filters = []
         params: dict[str, Any] = {
             "sid": escape(session_id),
-            "start": from_ts,
-            "end": to_ts,
+            "start": query.from_ts,
+            "end": query.to_ts,
             "limit": self.config.range_query_limit,
         }
-        if roles:
+        if query.roles:
             filters.append("AND role = ANY(%(roles)s)")
-            params["roles"] = _escaped(roles)
-        if exclude_kinds:
+            params["roles"] = _escaped(query.roles)
+        if query.exclude_kinds:
             filters.append("AND (kind IS NULL OR kind <> ALL(%(kinds)s))")
-            params["kinds"] = _escaped(exclude_kinds)
+            params["kinds"] = _escaped(query.exclude_kinds)
         part = self._sql.range_part
         text = " ".join(filters)
         active = part.format(archived="NOT archived", filters=text)
@@ -600,17 +596,13 @@ class PostgresMemory(CompleteMemoryBackend):
             tuple(message_id(rows[index][0], rows[index][1]) for index, _message in decoded),
         )
 
-    async def _archive_exact(
-        self,
-        session_id: str,
-        ids: tuple[str, ...],
-        guard: CheckedGuard,
-        marker: Stamped | None,
-        updated_at: int,
-    ) -> int:
+    async def _archive_exact(self, session_id: str, commit: ExactCommit) -> int:
+        marker = commit.marker
         row = None if marker is None else message_columns(marker.message, marker.timestamp)
         async with self.pool.connection() as conn:
-            return await archive_exact(conn, self._exact, session_id, ids, guard, row, updated_at)
+            return await archive_exact(
+                conn, self._exact, session_id, commit.ids, commit.guard, row, commit.updated_at
+            )
 
     async def _list_namespaces(self) -> list[str]:
         rows = await self._fetch(self._sql.namespaces, ())

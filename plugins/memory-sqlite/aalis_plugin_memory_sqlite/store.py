@@ -24,11 +24,12 @@ import structlog
 from aalis_api_memory.backend import (
     CompleteMemoryBackend,
     EncodedOp,
+    ExactCommit,
     ImportRecord,
+    RangeQuery,
     RecentQuery,
-    Stamped,
 )
-from aalis_api_memory.exact import CheckedGuard, HistorySnapshot
+from aalis_api_memory.exact import HistorySnapshot
 from aalis_api_memory.types import (
     MetadataEntry,
     RecentMessageRecord,
@@ -272,32 +273,26 @@ class SqliteMemory(CompleteMemoryBackend):
         messages, ids = await self._on_connection(exact.history_snapshot, session_id, report)
         return HistorySnapshot(tuple(messages), tuple(ids))
 
-    async def _archive_exact(
-        self,
-        session_id: str,
-        ids: tuple[str, ...],
-        guard: CheckedGuard,
-        marker: Stamped | None,
-        updated_at: int,
-    ) -> int:
+    async def _archive_exact(self, session_id: str, commit: ExactCommit) -> int:
+        marker = commit.marker
         row = None if marker is None else message_columns(marker.message, marker.timestamp)
         return await self._on_connection(
-            exact.archive_exact, session_id, ids, guard, row, updated_at
+            exact.archive_exact, session_id, commit.ids, commit.guard, row, commit.updated_at
         )
 
     async def _clear_all(self) -> None:
         await self._submit(Engine.clear_all)
 
     async def _get_messages_by_session_range(
-        self,
-        session_id: str,
-        from_ts: int,
-        to_ts: int,
-        roles: tuple[str, ...] | None,
-        exclude_kinds: tuple[str, ...] | None,
+        self, session_id: str, query: RangeQuery
     ) -> list[Message]:
         return await self._read(
-            Engine.get_messages_by_session_range, session_id, from_ts, to_ts, roles, exclude_kinds
+            Engine.get_messages_by_session_range,
+            session_id,
+            query.from_ts,
+            query.to_ts,
+            query.roles,
+            query.exclude_kinds,
         )
 
     async def _get_recent_messages_across_sessions(
