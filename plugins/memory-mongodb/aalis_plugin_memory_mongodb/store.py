@@ -37,6 +37,7 @@ from aalis_api_memory.backend import (
     RangeQuery,
     RecentQuery,
 )
+from aalis_api_memory.errors import BackendUnavailable
 from aalis_api_memory.exact import (
     ArchiveConflict,
     HistorySnapshot,
@@ -93,7 +94,7 @@ _CONTROL = [escape_str(kind) for kind in sorted(CONTROL_KINDS)]
 _COUNTER_ID = "messages"
 
 
-class MongoUnavailable(RuntimeError):
+class MongoUnavailable(BackendUnavailable):
     """The server could not be reached or prepared at start-up; the message is redacted."""
 
 

@@ -37,6 +37,7 @@ from aalis_api_memory.backend import (
     RangeQuery,
     RecentQuery,
 )
+from aalis_api_memory.errors import BackendUnavailable, StoreClosed
 from aalis_api_memory.exact import HistorySnapshot
 from aalis_api_memory.types import (
     MetadataEntry,
@@ -68,12 +69,8 @@ from aalis_plugin_memory_postgres.schema import migrate, quote_schema
 Limit = int | float
 
 
-class PostgresUnavailable(RuntimeError):
+class PostgresUnavailable(BackendUnavailable):
     """The server cannot be reached or its schema cannot be prepared (URI redacted)."""
-
-
-class StoreClosed(RuntimeError):
-    """The store was closed."""
 
 
 def _everything(limit: Limit) -> bool:

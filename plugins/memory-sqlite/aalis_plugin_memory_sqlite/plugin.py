@@ -10,6 +10,7 @@ import sqlite3
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from aalis_api_memory.errors import BackendUnavailable
 from aalis_api_memory.provider import MemoryProviderPlugin
 
 from aalis_core.context import PluginContext
@@ -21,7 +22,7 @@ if TYPE_CHECKING:
 PRIORITY = 10
 
 
-class StoreOpenFailed(RuntimeError):
+class StoreOpenFailed(BackendUnavailable):
     """The database file could not be opened, created or migrated."""
 
     def __init__(self, path: Path, cause: BaseException) -> None:

@@ -29,6 +29,7 @@ from aalis_api_memory.backend import (
     RangeQuery,
     RecentQuery,
 )
+from aalis_api_memory.errors import StoreClosed
 from aalis_api_memory.exact import HistorySnapshot
 from aalis_api_memory.types import (
     MetadataEntry,
@@ -67,10 +68,6 @@ def _reader_engine(path: Path, config: SqliteConfig, warn: Callable[..., Any]) -
         cross_session_max_limit=config.cross_session_max_limit,
         warn=warn,
     )
-
-
-class StoreClosed(RuntimeError):
-    """The store is not open (never opened, or closed)."""
 
 
 class SqliteMemory(CompleteMemoryBackend):

@@ -35,6 +35,8 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar, TypeVarTuple
 
+from aalis_api_memory.errors import StoreClosed
+
 T = TypeVar("T")
 Ts = TypeVarTuple("Ts")
 
@@ -53,7 +55,7 @@ def _deliver(future: asyncio.Future[Any], ok: bool, value: Any) -> None:
         future.set_exception(value)
 
 
-class WorkerClosed(RuntimeError):
+class WorkerClosed(StoreClosed):
     """Raised when a call reaches a store whose worker thread was stopped."""
 
 
