@@ -10,11 +10,12 @@ methods live here: each one validates and normalises its arguments with
 storage. A backend subclasses ``MemoryBackend`` and implements the protected methods; the
 walk-through is docs/backends/implementing.md.
 
-**Optional methods** come in groups, one mixin per group (``WithFullHistory``,
-``WithQueries``, ``WithRewrites``, ``WithClearAll``, ``WithMetadataKeys``, ``WithTransfer``,
-``WithExactArchiving``). A backend lists the mixins of the groups it implements, and each
-mixin's protected methods are abstract, so a backend that names a group but misses one of
-its methods cannot be instantiated. A group a backend does not list is simply absent:
+**Optional methods** come in groups, one mixin per group of the contract (``WithFullHistory``,
+``WithClearAll``, ``WithCrossSession``, ``WithRewrite``, ``WithMetadataKeys``, ``WithTransfer``,
+``WithExactArchiving``: the group's name after ``With``, with the same methods). A backend
+lists the mixins of the groups it implements, and each mixin's protected methods are
+abstract, so a backend that names a group but misses one of its methods cannot be
+instantiated. A group a backend does not list is simply absent:
 ``hasattr(store, "count_history")`` stays False, which is how consumers and the conformance
 kit detect optional methods. (The alternative, one base with every public method wired in
 ``__init_subclass__`` when the protected one exists, would hide the public methods from the
@@ -316,7 +317,7 @@ class WithFullHistory(ABC):
         """The newest ``limit`` messages, archived ones included, oldest first."""
 
 
-class WithQueries(ABC):
+class WithCrossSession(ABC):
     """Optional group: ``get_messages_by_session_range`` and the cross-session query.
 
     The two caps are attributes of the store (the conformance kit reads them).
@@ -386,7 +387,7 @@ class WithQueries(ABC):
         """The newest ``query.limit`` active matches of every session, oldest first."""
 
 
-class WithRewrites(ABC):
+class WithRewrite(ABC):
     """Optional group: ``update_message_content`` and ``delete_messages_by_timestamps``."""
 
     async def update_message_content(
@@ -526,8 +527,8 @@ class WithExactArchiving(ABC):
 class CompleteMemoryBackend(
     MemoryBackend,
     WithFullHistory,
-    WithQueries,
-    WithRewrites,
+    WithCrossSession,
+    WithRewrite,
     WithClearAll,
     WithMetadataKeys,
     WithTransfer,
@@ -536,19 +537,19 @@ class CompleteMemoryBackend(
     """A backend with every optional group: implement every protected method."""
 
 
-#: The optional groups, in the order of ``OPTIONAL_METHODS``.
-OPTIONAL_GROUPS: tuple[type[ABC], ...] = (
+#: One mixin per optional group, in the order of ``OPTIONAL_METHODS``.
+OPTIONAL_MIXINS: tuple[type[ABC], ...] = (
     WithFullHistory,
     WithClearAll,
-    WithQueries,
-    WithRewrites,
+    WithCrossSession,
+    WithRewrite,
     WithMetadataKeys,
     WithTransfer,
     WithExactArchiving,
 )
 
 __all__ = [
-    "OPTIONAL_GROUPS",
+    "OPTIONAL_MIXINS",
     "UNBOUNDED",
     "CompleteMemoryBackend",
     "EncodedOp",
@@ -559,11 +560,11 @@ __all__ = [
     "RecentQuery",
     "Stamped",
     "WithClearAll",
+    "WithCrossSession",
     "WithExactArchiving",
     "WithFullHistory",
     "WithMetadataKeys",
-    "WithQueries",
-    "WithRewrites",
+    "WithRewrite",
     "WithTransfer",
     "check_records",
 ]

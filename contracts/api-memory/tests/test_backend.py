@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from aalis_api_memory import OPTIONAL_METHODS, HeldMemory, RecentMessagesQuery, StoredMessage
 from aalis_api_memory.backend import (
-    OPTIONAL_GROUPS,
+    OPTIONAL_MIXINS,
     UNBOUNDED,
     CompleteMemoryBackend,
     EncodedOp,
@@ -18,9 +18,9 @@ from aalis_api_memory.backend import (
     MemoryBackend,
     RangeQuery,
     RecentQuery,
+    WithCrossSession,
     WithFullHistory,
-    WithQueries,
-    WithRewrites,
+    WithRewrite,
     WithTransfer,
 )
 from aalis_api_memory.types import MetadataEntry
@@ -61,7 +61,7 @@ class Recording(MemoryBackend):
         self._record("commit", list(ops), updated_at)
 
 
-class WithSome(Recording, WithQueries, WithRewrites, WithTransfer):
+class WithSome(Recording, WithCrossSession, WithRewrite, WithTransfer):
     range_query_limit = 500
     cross_session_max_limit = 7
 
@@ -101,9 +101,9 @@ def _public(group: type) -> set[str]:
 
 
 def test_the_groups_are_the_optional_methods_each_once() -> None:
-    names = [name for group in OPTIONAL_GROUPS for name in sorted(_public(group))]
+    names = [name for group in OPTIONAL_MIXINS for name in sorted(_public(group))]
     assert sorted(names) == sorted(OPTIONAL_METHODS)
-    assert set(OPTIONAL_GROUPS) <= set(CompleteMemoryBackend.__mro__)
+    assert set(OPTIONAL_MIXINS) <= set(CompleteMemoryBackend.__mro__)
 
 
 def test_a_group_not_listed_is_absent_also_through_the_hold_adapter() -> None:
@@ -111,7 +111,7 @@ def test_a_group_not_listed_is_absent_also_through_the_hold_adapter() -> None:
         assert [name for name in OPTIONAL_METHODS if hasattr(store, name)] == []
     some = WithSome()
     present = {name for name in OPTIONAL_METHODS if hasattr(some, name)}
-    assert present == _public(WithQueries) | _public(WithRewrites) | _public(WithTransfer)
+    assert present == _public(WithCrossSession) | _public(WithRewrite) | _public(WithTransfer)
 
 
 def test_a_listed_group_with_a_method_missing_cannot_be_built() -> None:
