@@ -170,10 +170,8 @@ def _clamp(timestamp: int) -> int:
     return max(INT64_MIN, min(INT64_MAX, timestamp))
 
 
-def _stamp(message: Message, now: int | None = None) -> Stamped:
-    if message.timestamp is not None:
-        return Stamped(message, message.timestamp)
-    return Stamped(message, now_ms() if now is None else now)
+def _stamp(message: Message, now: int) -> Stamped:
+    return Stamped(message, now if message.timestamp is None else message.timestamp)
 
 
 def check_records(records: object) -> list[ImportRecord]:
