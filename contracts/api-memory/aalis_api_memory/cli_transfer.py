@@ -26,10 +26,14 @@ from aalis_api_memory.export_format import (
     TransferError,
     dumps,
     header,
+    iter_lines,
+    iter_sessions,
     message_line,
     metadata_line,
     parse_export,
     reopenable,
+    scan_export,
+    store_order,
 )
 from aalis_api_memory.transfer import (
     METADATA_BATCH,
@@ -342,6 +346,8 @@ __all__ = [
     "import_command",
     "import_command_impl",
     "import_into",
+    "iter_lines",
+    "iter_sessions",
     "left_out",
     "left_out_text",
     "memory_holders",
@@ -355,6 +361,9 @@ __all__ = [
     "read_metadata",
     "refuse_volatile",
     "register",
+    "reopenable",
     "require",
+    "scan_export",
+    "store_order",
     "write_atomically",
 ]
