@@ -13,6 +13,8 @@ from __future__ import annotations
 import ast
 import io
 import json
+import subprocess
+import sys
 import tracemalloc
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -190,3 +192,9 @@ def test_the_engine_and_the_format_import_no_click() -> None:
             if isinstance(node, ast.ImportFrom)
         }
         assert "click" not in imported, module
+    # ...nor through what they import: a script using the engine never loads the CLI.
+    probe = "import sys, aalis_api_memory.transfer; print('click' in sys.modules)"
+    loaded = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    assert loaded == "False"
