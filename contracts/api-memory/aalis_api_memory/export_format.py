@@ -40,6 +40,7 @@ from typing import IO, Any
 import attrs
 from aalis_schema_message import Message, now_ms
 
+from aalis_api_memory.errors import AalisMemoryError
 from aalis_api_memory.types import StoredMessage
 from aalis_api_memory.validation import (
     check_key,
@@ -58,7 +59,7 @@ _MESSAGE_KEYS = frozenset({"session_id", "archived", "message"})
 _METADATA_KEYS = frozenset({"namespace", "key", "data"})
 
 
-class TransferError(ValueError):
+class TransferError(AalisMemoryError, ValueError):
     """A user-facing problem of export, import or migrate: one line, nothing written."""
 
 
