@@ -204,9 +204,7 @@ class SqliteMemory(CompleteMemoryBackend):
         For diagnostics, tests and benchmarks (``PRAGMA`` checks, timing the synchronous
         engine); the connection must not escape ``fn``, it belongs to the worker thread.
         """
-        engine, worker = self._engine, self._worker
-        if engine is None or worker is None:
-            raise StoreClosed(_NOT_OPEN)
+        engine, worker = self._writer()
         return await worker.call(fn, engine.conn)
 
     @property
@@ -216,11 +214,15 @@ class SqliteMemory(CompleteMemoryBackend):
             raise StoreClosed("the SQLite memory store is not open")
         return self._engine
 
-    def _submit(self, fn: Callable[[Engine, *Ts], T], *args: *Ts) -> asyncio.Future[T]:
-        """Run ``fn(engine, *args)`` on the writer thread, after every call submitted before."""
+    def _writer(self) -> tuple[Engine, Worker]:
         engine, worker = self._engine, self._worker
         if engine is None or worker is None:
             raise StoreClosed(_NOT_OPEN)
+        return engine, worker
+
+    def _submit(self, fn: Callable[[Engine, *Ts], T], *args: *Ts) -> asyncio.Future[T]:
+        """Run ``fn(engine, *args)`` on the writer thread, after every call submitted before."""
+        engine, worker = self._writer()
         return worker.call(fn, engine, *args)
 
     def _read(self, fn: Callable[[Engine, *Ts], T], *args: *Ts) -> asyncio.Future[T]:
@@ -233,18 +235,15 @@ class SqliteMemory(CompleteMemoryBackend):
     def _on_connection(
         self, fn: Callable[[sqlite3.Connection, *Ts], T], *args: *Ts
     ) -> asyncio.Future[T]:
-        engine, worker = self._engine, self._worker
-        if engine is None or worker is None:
-            raise StoreClosed(_NOT_OPEN)
+        """Run ``fn(connection, *args)`` on the writer thread (exact.py's functions)."""
+        engine, worker = self._writer()
         return worker.call(fn, engine.conn, *args)
 
     # -- messages ----------------------------------------------------------------------
 
     async def _save_message(self, session_id: str, message: Message, timestamp: int) -> None:
         row = message_columns(message, timestamp)
-        engine, worker = self._engine, self._worker
-        if engine is None or worker is None:
-            raise StoreClosed(_NOT_OPEN)
+        engine, worker = self._writer()
         # Saves queued together commit together (group commit); each is answered after it.
         await worker.call_batched(engine.save_messages, engine.save_message, session_id, row)
 
