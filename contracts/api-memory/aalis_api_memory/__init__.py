@@ -42,7 +42,19 @@ from aalis_api_memory.prompt import (
     insert_prompt_blocks,
 )
 from aalis_api_memory.saving import SessionClock, announce_saved, save_conversation
-from aalis_api_memory.service import OPTIONAL_METHODS, MemoryService
+from aalis_api_memory.service import (
+    OPTIONAL_GROUPS,
+    OPTIONAL_METHODS,
+    ClearAll,
+    CrossSession,
+    FullHistory,
+    FullMemoryService,
+    Listing,
+    MemoryService,
+    Rewrite,
+    Transfer,
+    supports,
+)
 from aalis_api_memory.turn import (
     PromptPlan,
     TurnError,
@@ -83,10 +95,12 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "CONTEXT_CLEAR_TYPE",
+    "OPTIONAL_GROUPS",
     "OPTIONAL_METHODS",
     "REASON_CODES",
     "ArchiveConflict",
     "BridgeDeadlock",
+    "ClearAll",
     "ClearRequest",
     "ClearResult",
     "ClearType",
@@ -94,10 +108,14 @@ __all__ = [
     "CompressionLines",
     "CompressionService",
     "CompressionUsage",
+    "CrossSession",
     "Delete",
     "ExactArchiving",
+    "FullHistory",
+    "FullMemoryService",
     "HeldMemory",
     "HistorySnapshot",
+    "Listing",
     "LoopBridge",
     "MemoryService",
     "MetadataEntry",
@@ -109,6 +127,7 @@ __all__ = [
     "Put",
     "RecentMessageRecord",
     "RecentMessagesQuery",
+    "Rewrite",
     "SessionClock",
     "SessionInfo",
     "StoredMessage",
@@ -116,6 +135,7 @@ __all__ = [
     "SyncHost",
     "SyncMemory",
     "TextRef",
+    "Transfer",
     "TurnError",
     "TurnModel",
     "TurnModelFailed",
@@ -141,5 +161,6 @@ __all__ = [
     "run_clear",
     "run_turn",
     "save_conversation",
+    "supports",
     "undo_last_turn",
 ]
