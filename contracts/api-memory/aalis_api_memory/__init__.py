@@ -34,7 +34,7 @@ from aalis_api_memory.exact import (
     MetadataGuard,
     has_exact_archiving,
 )
-from aalis_api_memory.holds import HeldMemory
+from aalis_api_memory.holds import HeldMemory, Holding
 from aalis_api_memory.prompt import (
     PromptBlock,
     PromptRequest,
@@ -115,6 +115,7 @@ __all__ = [
     "FullMemoryService",
     "HeldMemory",
     "HistorySnapshot",
+    "Holding",
     "Listing",
     "LoopBridge",
     "MemoryService",
