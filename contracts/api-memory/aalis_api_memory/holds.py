@@ -19,7 +19,7 @@ from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from contextvars import ContextVar
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from aalis_schema_message import Message
 
@@ -34,6 +34,8 @@ class Holding(Protocol):
         """Hold ``session_ids`` (every session when None) for the duration of the block."""
         ...
 
+
+R = TypeVar("R")
 
 #: Writes that add messages and therefore wait for a hold on their session.
 HELD_WRITES: frozenset[str] = frozenset({"save_message", "import_messages"})
@@ -141,7 +143,7 @@ class HeldMemory:
     def _settled(self, hold: _Hold) -> bool:
         return not any(count > 0 and hold.covers(sid) for sid, count in self._writing.items())
 
-    async def _wait_and_write(self, session_id: str, write: Callable[[], Awaitable[Any]]) -> Any:
+    async def _wait_and_write(self, session_id: str, write: Callable[[], Awaitable[R]]) -> R:
         changed = self._condition()
         async with changed:
             await changed.wait_for(lambda: not self._blocked(session_id))
