@@ -197,5 +197,16 @@ class ExtensionsConformance(ConformanceBase):
             await cast(Any, memory).import_messages("s", "records")
         assert await memory.get_history("s") == []
 
+    @pytest.mark.parametrize("keyed", [True, False], ids=["records-as-keys", "empty"])
+    async def test_import_refuses_a_mapping(self, memory: FullMemoryService, keyed: bool) -> None:
+        # A dict iterates over its keys: records used as keys must not slip in as a batch,
+        # and an empty dict is a wrong type, not an empty batch (the typed signature is a
+        # Sequence[StoredMessage]; every backend refuses a str or a Mapping the same way).
+        self.require(memory, "import_messages")
+        records = {StoredMessage(msg("keyed", ts=1)): True} if keyed else {}
+        with pytest.raises(TypeError):
+            await cast(Any, memory).import_messages("s", records)
+        assert await memory.get_history("s") == []
+
 
 __all__ = ["ExtensionsConformance"]
