@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 import pluggy
 
 from aalis_core.containment import Budget, PluginTimeout, call_plugin, describe
+from aalis_core.errors import AalisError
 
 if TYPE_CHECKING:
     from structlog.typing import FilteringBoundLogger
@@ -32,7 +33,7 @@ Impls = Sequence[tuple[str, pluggy.HookImpl]]
 LoggerFor = Callable[[str], "FilteringBoundLogger"]
 
 
-class CallNextNotAwaited(RuntimeError):
+class CallNextNotAwaited(AalisError, RuntimeError):
     """A middleware called ``call_next()`` and dropped the coroutine without awaiting it."""
 
 

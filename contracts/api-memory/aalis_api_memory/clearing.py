@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, cast
 
 import attrs
 
+from aalis_api_memory.errors import AalisMemoryError
 from aalis_api_memory.holds import Holding
 from aalis_api_memory.service import ClearAll, Listing, MemoryService, supports
 from aalis_api_memory.types import Delete
@@ -142,7 +143,7 @@ class ClearRequest:
         self.results.append(ClearResult(source, success, message, type))
 
 
-class UnknownClearType(ValueError):
+class UnknownClearType(AalisMemoryError, ValueError):
     """A clear asked for a type no active plugin contributes; ``known`` lists the valid ids."""
 
     def __init__(self, unknown: Sequence[str], known: Sequence[str]) -> None:

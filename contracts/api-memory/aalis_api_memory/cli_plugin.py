@@ -32,6 +32,7 @@ from aalis_api_memory.clearing import (
     run_clear,
 )
 from aalis_api_memory.compression import SummaryRecord
+from aalis_api_memory.errors import AalisMemoryError
 from aalis_api_memory.service import FullHistory, Listing, MemoryService, missing_methods, supports
 from aalis_api_memory.undo import UndoError, UndoOutcome, undo_last_turn
 from aalis_core.markers import hookimpl
@@ -41,7 +42,7 @@ if TYPE_CHECKING:
     from aalis_core.host import Host
 
 
-class CommandError(click.ClickException):
+class CommandError(AalisMemoryError, click.ClickException):
     """A user-facing failure: one line on stderr, exit code 1."""
 
 

@@ -26,6 +26,7 @@ from typing import Any, Literal, TypeGuard
 import attrs
 from aalis_schema_message import Message
 
+from aalis_api_memory.errors import AalisMemoryError
 from aalis_api_memory.service import ExactArchiving, supports
 from aalis_api_memory.types import HistorySnapshot, MetadataGuard
 from aalis_api_memory.validation import (
@@ -42,7 +43,7 @@ EXACT_METHODS: tuple[str, str] = ("history_snapshot", "archive_exact")
 ConflictReason = Literal["guard", "messages"]
 
 
-class ArchiveConflict(Exception):
+class ArchiveConflict(AalisMemoryError):
     """``archive_exact`` found the store changed since the snapshot; nothing was changed.
 
     ``reason`` is ``"guard"`` (the guard entry no longer holds what was expected: another

@@ -14,6 +14,7 @@ from collections.abc import Awaitable, Callable, Sequence
 import attrs
 from aalis_schema_message import Message
 
+from aalis_api_memory.errors import AalisMemoryError
 from aalis_api_memory.service import MemoryService, Rewrite, supports
 
 #: Conversation messages read first when looking for the last turn; the whole active
@@ -21,7 +22,7 @@ from aalis_api_memory.service import MemoryService, Rewrite, supports
 _FIRST_WINDOW = 50
 
 
-class UndoError(Exception):
+class UndoError(AalisMemoryError):
     """The last turn cannot be undone (nothing to undo, or the backend cannot delete)."""
 
 

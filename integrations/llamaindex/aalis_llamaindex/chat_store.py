@@ -24,6 +24,7 @@ from aalis_api_memory import (
 )
 from aalis_api_memory import memory as memory_capability
 from aalis_api_memory.bridge import LoopBridge
+from aalis_api_memory.errors import AalisMemoryError
 from aalis_api_memory.saving import save_conversation
 from llama_index.core.base.llms.types import ChatMessage
 from llama_index.core.storage.chat_store.base import BaseChatStore
@@ -37,7 +38,7 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 
-class ClearFailed(RuntimeError):
+class ClearFailed(AalisMemoryError, RuntimeError):
     """The session's history was not cleared; ``rows`` are ``run_clear``'s results."""
 
     def __init__(self, message: str, rows: list[ClearResult]) -> None:

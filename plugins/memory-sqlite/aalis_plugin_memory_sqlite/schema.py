@@ -21,6 +21,8 @@ import sqlite3
 import time
 from pathlib import Path
 
+from aalis_api_memory.errors import SchemaTooNew
+
 MIGRATION_SET = "aalis-memory-sqlite"
 
 #: Migration names in order; released names never change.
@@ -31,10 +33,6 @@ MIGRATION_NAMES: tuple[str, ...] = (
 
 #: Number of migrations this version knows; ``PRAGMA user_version`` of a current file.
 SCHEMA_VERSION = len(MIGRATION_NAMES)
-
-
-class SchemaTooNew(RuntimeError):
-    """The file was written by a newer version of this plugin; opening it could damage it."""
 
 
 def _make_private_path(path: Path) -> list[Path]:
