@@ -16,7 +16,7 @@ import attrs
 
 from aalis_api_memory.errors import AalisMemoryError
 from aalis_api_memory.holds import Holding
-from aalis_api_memory.service import ClearAll, Listing, MemoryService, supports
+from aalis_api_memory.service import ClearAll, MemoryService, MetadataKeys, Transfer, supports
 from aalis_api_memory.types import Delete
 from aalis_api_memory.validation import check_namespace, check_session_id
 from aalis_core.containment import describe
@@ -251,7 +251,7 @@ async def run_clear(
 
     before: list[str] = []
     async with _hold(service, None if scope == "all" else [request.session_id or ""]):
-        if scope == "all" and request.wants(CONTEXT) and supports(service, Listing):
+        if scope == "all" and request.wants(CONTEXT) and supports(service, Transfer):
             before = [info.session_id for info in await service.list_sessions()]
         await host.run_middleware("memory_clear", request, clear_history, failed)
 
@@ -316,7 +316,7 @@ async def _clear_history(service: MemoryService | None, request: ClearRequest) -
         elif supports(service, ClearAll):
             await service.clear_all()
             done = TextRef("memory.clear.all", "every conversation history cleared")
-        elif supports(service, Listing):
+        elif supports(service, Transfer):
             for info in await service.list_sessions():
                 await service.clear_session(info.session_id)
             done = TextRef("memory.clear.all", "every conversation history cleared")
@@ -363,7 +363,7 @@ async def clear_metadata_namespaces(
     ops: list[Delete] = []
     for namespace in names:
         readable = [entry.key for entry in await memory.list_metadata(namespace)]
-        if supports(memory, Listing):
+        if supports(memory, MetadataKeys):
             keys = list(await memory.list_metadata_keys(namespace))
             known = set(readable)
             unreadable += [f"{namespace}/{key}" for key in keys if key not in known]

@@ -33,7 +33,14 @@ from aalis_api_memory.clearing import (
 )
 from aalis_api_memory.compression import SummaryRecord
 from aalis_api_memory.errors import AalisMemoryError
-from aalis_api_memory.service import FullHistory, Listing, MemoryService, missing_methods, supports
+from aalis_api_memory.service import (
+    FullHistory,
+    MemoryService,
+    MetadataKeys,
+    Transfer,
+    missing_methods,
+    supports,
+)
 from aalis_api_memory.undo import UndoError, UndoOutcome, undo_last_turn
 from aalis_core.markers import hookimpl
 from aalis_core.plugin import Plugin
@@ -210,7 +217,7 @@ async def _sessions() -> list[Any]:
 
     async with open_host() as host:
         service = _service(host)
-        return list(await _require(service, Listing, "sessions").list_sessions())
+        return list(await _require(service, Transfer, "sessions").list_sessions())
 
 
 @click.command("sessions")
@@ -375,11 +382,11 @@ async def _metadata_list(namespace: str | None) -> tuple[list[str], list[Any], l
     async with open_host() as host:
         service = _service(host)
         if namespace is None:
-            listing = _require(service, Listing, "metadata list")
+            listing = _require(service, MetadataKeys, "metadata list")
             return list(await listing.list_namespaces()), [], []
         entries = list(await service.list_metadata(namespace))
         unreadable: list[str] = []
-        if supports(service, Listing):
+        if supports(service, MetadataKeys):
             readable = {entry.key for entry in entries}
             keys = await service.list_metadata_keys(namespace)
             unreadable = [key for key in keys if key not in readable]
@@ -443,7 +450,7 @@ async def _metadata_delete(namespace: str, key: str) -> bool | None:
     async with open_host() as host:
         service = _service(host)
         existed: bool | None = None
-        if supports(service, Listing):
+        if supports(service, MetadataKeys):
             existed = key in await service.list_metadata_keys(namespace)
         await service.delete_metadata(namespace, key)
         return existed

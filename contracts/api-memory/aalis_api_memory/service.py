@@ -1,8 +1,8 @@
 """``MemoryService`` and its optional groups: the shape every memory backend implements.
 
 ``MemoryService`` lists the required methods. The optional ones come in groups, one
-``Protocol`` each (``FullHistory``, ``ClearAll``, ``CrossSession``, ``Rewrite``, ``Listing``,
-``Transfer``, ``ExactArchiving``); a backend offers a group whole or leaves it out. Every
+``Protocol`` each (``FullHistory``, ``ClearAll``, ``CrossSession``, ``Rewrite``,
+``MetadataKeys``, ``Transfer``, ``ExactArchiving``); a backend offers a group whole or leaves it out. Every
 group extends ``MemoryService``, so a consumer writes::
 
     if supports(memory, FullHistory):
@@ -162,21 +162,13 @@ class Rewrite(MemoryService, Protocol):
 
 
 @runtime_checkable
-class Listing(MemoryService, Protocol):
-    """What the store holds: metadata keys (unreadable ones too), sessions, namespaces."""
+class MetadataKeys(MemoryService, Protocol):
+    """The metadata store's own listing: every key (unreadable ones too), every namespace."""
 
     async def list_metadata_keys(self, namespace: str) -> list[str]:
         """Every key of ``namespace``, unreadable entries included, sorted.
 
         Lets a clear delete entries it cannot read.
-        """
-        ...
-
-    async def list_sessions(self) -> list[SessionInfo]:
-        """Every session with its active and archived counts, newest first.
-
-        Ordered by the timestamp of the session's last message of any kind (markers and
-        archived messages included).
         """
         ...
 
@@ -187,7 +179,16 @@ class Listing(MemoryService, Protocol):
 
 @runtime_checkable
 class Transfer(MemoryService, Protocol):
-    """A session out and back in with its archive flags (``aalis export``/``import``)."""
+    """The store's sessions, and each one out and back in with its archive flags
+    (``aalis sessions``, ``export``, ``import``, ``migrate``)."""
+
+    async def list_sessions(self) -> list[SessionInfo]:
+        """Every session with its active and archived counts, newest first.
+
+        Ordered by the timestamp of the session's last message of any kind (markers and
+        archived messages included).
+        """
+        ...
 
     async def export_session(self, session_id: str) -> list[StoredMessage]:
         """The full history in order, each message with its ``archived`` flag."""
@@ -232,7 +233,7 @@ class ExactArchiving(MemoryService, Protocol):
 
 @runtime_checkable
 class FullMemoryService(
-    FullHistory, ClearAll, CrossSession, Rewrite, Listing, Transfer, ExactArchiving, Protocol
+    FullHistory, ClearAll, CrossSession, Rewrite, MetadataKeys, Transfer, ExactArchiving, Protocol
 ):
     """Every required and optional method: each backend of this repository implements it."""
 
@@ -243,7 +244,7 @@ OPTIONAL_GROUPS: tuple[type[MemoryService], ...] = (
     ClearAll,
     CrossSession,
     Rewrite,
-    Listing,
+    MetadataKeys,
     Transfer,
     ExactArchiving,
 )
@@ -319,8 +320,8 @@ __all__ = [
     "FullHistory",
     "FullMemoryService",
     "Limit",
-    "Listing",
     "MemoryService",
+    "MetadataKeys",
     "Rewrite",
     "Transfer",
     "group_methods",

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from aalis_api_memory import OPTIONAL_METHODS, FullHistory, Listing
+from aalis_api_memory import OPTIONAL_METHODS, FullHistory, MetadataKeys
 from aalis_api_memory.service import group_of
 from aalis_api_memory.testing import ConformanceBase, MemoryServiceConformance
 
@@ -188,18 +188,17 @@ def test_what_a_declaration_covers() -> None:
         pass
 
     class Some(MemoryServiceConformance):
-        implements = {FullHistory, Listing}
+        implements = {FullHistory, MetadataKeys}
 
     class Everything(MemoryServiceConformance):
         implements = "all"
 
     assert Nothing.declared_methods() == frozenset()
-    assert Some.declared_groups() == (FullHistory, Listing)
+    assert Some.declared_groups() == (FullHistory, MetadataKeys)
     assert Some.declared_methods() == {
         "count_history",
         "get_full_history",
         "list_metadata_keys",
-        "list_sessions",
         "list_namespaces",
     }
     assert Everything.declared_methods() == frozenset(OPTIONAL_METHODS)

@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 from aalis_api_memory import (
     ClearResult,
     FullHistory,
-    Listing,
     MemoryService,
     Rewrite,
+    Transfer,
     history_cleared,
     run_clear,
     supports,
@@ -150,7 +150,7 @@ class AalisChatStore(BaseChatStore):
 
     async def _keys(self) -> list[str]:
         service: MemoryService = self._memory.use
-        if not supports(service, Listing):
+        if not supports(service, Transfer):
             raise NotImplementedError("this memory provider cannot list sessions")
         return [info.session_id for info in await service.list_sessions()]
 

@@ -13,10 +13,10 @@ from typing import TYPE_CHECKING, Any
 
 from aalis_api_memory import (
     FullHistory,
-    Listing,
     MemoryService,
     MetadataEntry,
     SessionInfo,
+    Transfer,
     run_clear,
     supports,
 )
@@ -109,7 +109,7 @@ def build_server(
     async def list_sessions() -> dict[str, Any]:
         """Every session, newest first, with its active and archived message counts."""
         mem = service()
-        if not supports(mem, Listing):
+        if not supports(mem, Transfer):
             raise ToolError("this memory provider cannot list sessions")
         return {"sessions": [_session(info) for info in await mem.list_sessions()]}
 

@@ -12,7 +12,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 import attrs
-from aalis_api_memory import Listing, MemoryService, supports
+from aalis_api_memory import MemoryService, MetadataKeys, supports
 
 if TYPE_CHECKING:
     from aalis_core.handles import Handle
@@ -139,7 +139,7 @@ class GapBook:
         if session_id is None:
             memory = self._memory.use
             keys: list[str] | None = None
-            if supports(memory, Listing):
+            if supports(memory, MetadataKeys):
                 try:
                     keys = await memory.list_metadata_keys(GAPS_NAMESPACE)
                 except Exception:

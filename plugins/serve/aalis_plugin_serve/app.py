@@ -15,8 +15,8 @@ from typing import Any
 import attrs
 from aalis_api_memory import (
     CompressionError,
-    Listing,
     MemoryService,
+    MetadataKeys,
     SessionInfo,
     Transfer,
     UndoError,
@@ -141,7 +141,7 @@ def create_app(state: ServeState) -> Any:
 
     async def session_infos() -> list[SessionInfo]:
         service = memory()
-        if not supports(service, Listing):
+        if not supports(service, Transfer):
             raise NotFound("the memory backend cannot list sessions")
         return list(await service.list_sessions())
 
@@ -205,7 +205,7 @@ def create_app(state: ServeState) -> Any:
 
     async def namespaces(request: Request) -> Response:
         service = memory()
-        if not supports(service, Listing):
+        if not supports(service, MetadataKeys):
             raise NotFound("the memory backend cannot list namespaces")
         return JSONResponse({"namespaces": list(await service.list_namespaces())})
 

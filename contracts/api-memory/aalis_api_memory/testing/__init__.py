@@ -23,7 +23,7 @@ fixture with an async fixture that yields a fresh, empty store::
 
 Every test is marked ``pytest.mark.asyncio``, so the kit runs under pytest-asyncio's strict
 mode as well as ``asyncio_mode = "auto"``. Optional methods come in groups (the Protocols
-``FullHistory``, ``ClearAll``, ``CrossSession``, ``Rewrite``, ``Listing``, ``Transfer`` and
+``FullHistory``, ``ClearAll``, ``CrossSession``, ``Rewrite``, ``MetadataKeys``, ``Transfer`` and
 ``ExactArchiving`` of ``aalis_api_memory``). A group the class declares in ``implements`` is a
 promise: a test that needs one of its methods FAILS, naming it, when the store lacks it (and
 ``test_declared_optional_groups_are_implemented`` lists every such method). A method of an
