@@ -2,8 +2,8 @@
 
 ``MemoryService`` lists the required methods. The optional ones come in groups, one
 ``Protocol`` each (``FullHistory``, ``ClearAll``, ``CrossSession``, ``Rewrite``,
-``MetadataKeys``, ``Transfer``, ``ExactArchiving``); a backend offers a group whole or leaves it out. Every
-group extends ``MemoryService``, so a consumer writes::
+``MetadataKeys``, ``Transfer``, ``ExactArchiving``); a backend offers a group whole or
+leaves it out. Every group extends ``MemoryService``, so a consumer writes::
 
     if supports(memory, FullHistory):
         total = await memory.count_history(session_id)  # the type checker knows both halves
