@@ -16,8 +16,9 @@ walk-through is docs/backends/implementing.md.
 lists the mixins of the groups it implements, and each mixin's protected methods are
 abstract, so a backend that names a group but misses one of its methods cannot be
 instantiated. A group a backend does not list is simply absent:
-``hasattr(store, "count_history")`` stays False, which is how consumers and the conformance
-kit detect optional methods. (The alternative, one base with every public method wired in
+``hasattr(store, "count_history")`` stays False, which is how ``supports(store, FullHistory)``
+(consumers) and the conformance kit (a group the test class does not declare in
+``implements`` skips) tell. (The alternative, one base with every public method wired in
 ``__init_subclass__`` when the protected one exists, would hide the public methods from the
 type checker; mixins keep them visible and typed.) ``CompleteMemoryBackend`` is the base
 with every group, what the backends of this repository use.
@@ -38,7 +39,7 @@ from __future__ import annotations
 import math
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import attrs
 from aalis_schema_message import Message, now_ms
@@ -533,6 +534,15 @@ class CompleteMemoryBackend(
     WithExactArchiving,
 ):
     """A backend with every optional group: implement every protected method."""
+
+
+if TYPE_CHECKING:
+    from aalis_api_memory.service import FullMemoryService
+
+    def _signatures_match(backend: CompleteMemoryBackend) -> FullMemoryService:
+        # Checked by mypy, never run: a public method of the base whose signature drifts
+        # from the contract's Protocol fails the type check here, before any backend does.
+        return backend
 
 
 #: One mixin per optional group, in the order of ``OPTIONAL_METHODS``.

@@ -23,6 +23,7 @@ from aalis_api_memory.backend import (
     WithRewrite,
     WithTransfer,
 )
+from aalis_api_memory.service import OPTIONAL_GROUPS, group_methods
 from aalis_api_memory.types import MetadataEntry
 from aalis_api_memory.validation import INT64_MAX, INT64_MIN
 from aalis_schema_message import Message
@@ -104,6 +105,15 @@ def test_the_groups_are_the_optional_methods_each_once() -> None:
     names = [name for group in OPTIONAL_MIXINS for name in sorted(_public(group))]
     assert sorted(names) == sorted(OPTIONAL_METHODS)
     assert set(OPTIONAL_MIXINS) <= set(CompleteMemoryBackend.__mro__)
+
+
+def test_each_mixin_is_its_contract_group_by_name_and_methods() -> None:
+    # The base's mixins and the contract's Protocols are two views of one grouping: a method
+    # added to a group must be added to both (docs/architecture.md, "How to change it").
+    assert len(OPTIONAL_MIXINS) == len(OPTIONAL_GROUPS)
+    for mixin, group in zip(OPTIONAL_MIXINS, OPTIONAL_GROUPS, strict=True):
+        assert mixin.__name__ == f"With{group.__name__}"
+        assert _public(mixin) == set(group_methods(group))
 
 
 def test_a_group_not_listed_is_absent_also_through_the_hold_adapter() -> None:
