@@ -38,7 +38,7 @@ import click
 from aalis_schema_message import CONTROL_KINDS, Message, now_ms
 
 from aalis_api_memory.capabilities import memory
-from aalis_api_memory.cli_plugin import SESSION
+from aalis_api_memory.cli_params import SESSION
 from aalis_api_memory.export_format import (
     FORMAT,
     FORMAT_VERSION,
