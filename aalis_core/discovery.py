@@ -67,12 +67,6 @@ _cache: tuple[tuple[str, ...], dict[str, list[EntryPoint]]] | None = None
 _DIST_DIR = re.compile(r"(?P<name>[^-]+)-(?P<version>[^-]+)\.dist-info")
 
 
-def clear_cache() -> None:
-    """Forget the entry points read so far (after installing a distribution in-process)."""
-    global _cache
-    _cache = None
-
-
 def _entry_points(group: str) -> list[EntryPoint]:
     """Entry points of ``group``; both aalis groups are read in one scan per ``sys.path``.
 
@@ -232,7 +226,6 @@ __all__ = [
     "DiscoveredHookspecs",
     "DiscoveredPlugin",
     "check_plugin_class",
-    "clear_cache",
     "discover_hookspecs",
     "discover_plugins",
     "error_text",

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable
 from typing import Any
 
@@ -94,10 +93,7 @@ class StoredMessage:
     archived: bool = False
 
 
-INFINITY = math.inf
-
 __all__ = [
-    "INFINITY",
     "Delete",
     "MetadataEntry",
     "MetadataOp",
