@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from aalis_core.capability import Capability, CapabilityAbsent
     from aalis_core.config import ConfigError
     from aalis_core.context import PluginContext
+    from aalis_core.errors import AalisError
     from aalis_core.handles import Handle
     from aalis_core.host import Host, PluginInfo
     from aalis_core.logging import configure_logging, get_logger, redact
@@ -25,6 +26,7 @@ if TYPE_CHECKING:
     from aalis_core.plugin import Plugin, PluginDisabled
 
 _EXPORTS: dict[str, str] = {
+    "AalisError": "aalis_core.errors",
     "Plugin": "aalis_core.plugin",
     "PluginDisabled": "aalis_core.plugin",
     "hookimpl": "aalis_core.markers",
@@ -42,6 +44,7 @@ _EXPORTS: dict[str, str] = {
 }
 
 __all__ = [
+    "AalisError",
     "Capability",
     "CapabilityAbsent",
     "ConfigError",

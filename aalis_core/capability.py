@@ -10,10 +10,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Generic, TypeVar
 
+from aalis_core.errors import AalisError
+
 T = TypeVar("T")
 
 
-class CapabilityAbsent(RuntimeError):
+class CapabilityAbsent(AalisError, RuntimeError):
     """Raised when a consumer uses a capability that has no active provider for it."""
 
     def __init__(self, capability: str, consumer: str, reason: str | None = None) -> None:

@@ -33,6 +33,7 @@ from typing import Any, Literal
 
 import attrs
 
+from aalis_core.errors import AalisError
 from aalis_core.redaction import is_secret_key, redact
 
 DEFAULT_DATA_DIR = ".aalis"
@@ -61,7 +62,7 @@ class ConfigProblem:
         return redact(f"{where}: {self.message}")
 
 
-class ConfigError(ValueError):
+class ConfigError(AalisError, ValueError):
     """The configuration is invalid; nothing was started.
 
     ``problems`` lists every problem found; ``file``, ``table``, ``key`` and ``expected``

@@ -27,6 +27,8 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
+from aalis_core.errors import AalisError
+
 #: How long a cancelled plugin task may take to finish before it is abandoned, seconds.
 CANCEL_GRACE = 1.0
 
@@ -35,7 +37,7 @@ CANCEL_GRACE = 1.0
 _abandoned: set[asyncio.Task[Any]] = set()
 
 
-class PluginTimeout(Exception):
+class PluginTimeout(AalisError):
     """Plugin code ran past its limit and was cancelled."""
 
     def __init__(self, seconds: float) -> None:
@@ -43,7 +45,7 @@ class PluginTimeout(Exception):
         super().__init__(f"timed out after {format_seconds(seconds)}")
 
 
-class PluginAborted(Exception):
+class PluginAborted(AalisError):
     """Plugin code raised a ``BaseException`` that is not an ``Exception`` (``SystemExit``...).
 
     ``original`` is what it raised; the message names it (``SystemExit: 3``).

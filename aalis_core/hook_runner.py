@@ -32,6 +32,7 @@ import pluggy
 
 from aalis_core.containment import Budget, PluginTimeout, call_plugin, describe, format_seconds
 from aalis_core.discovery import error_text
+from aalis_core.errors import AalisError
 
 if TYPE_CHECKING:
     from structlog.typing import FilteringBoundLogger
@@ -40,7 +41,7 @@ Impls = Sequence[tuple[str, pluggy.HookImpl]]
 LoggerFor = Callable[[str], "FilteringBoundLogger"]
 
 
-class CallNextNotAwaited(RuntimeError):
+class CallNextNotAwaited(AalisError, RuntimeError):
     """A middleware called ``call_next()`` and dropped the coroutine without awaiting it."""
 
 

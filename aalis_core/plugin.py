@@ -11,12 +11,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from aalis_core.errors import AalisError
+
 if TYPE_CHECKING:
     from aalis_core.capability import Capability
     from aalis_core.context import PluginContext
 
 
-class PluginDisabled(Exception):
+class PluginDisabled(AalisError):
     """Raised from ``start`` when a plugin is installed but deliberately not configured.
 
     The host marks the plugin ``disabled`` with the message instead of ``error``: an

@@ -5,12 +5,24 @@ One hierarchy for every provider lets the indexer decide what to do with a faile
 local model, a hashing function or an HTTP endpoint sits behind it. Messages never carry
 credentials: providers build them from status codes and the server's error text, never from
 request headers.
+
+The tree (under ``aalis_core.errors.AalisError``)::
+
+    EmbeddingError
+    ├── EmbeddingUnavailable     the embedder cannot run here (model or library missing)
+    ├── EmbeddingTimeout         no answer within the configured time
+    ├── EmbeddingConnectionError the server could not be reached
+    ├── EmbeddingRequestError    the server refused the request (4xx)
+    ├── EmbeddingServerError     the server failed (5xx)
+    └── EmbeddingResponseError   the reply could not be read as vectors
 """
 
 from __future__ import annotations
 
+from aalis_core.errors import AalisError
 
-class EmbeddingError(Exception):
+
+class EmbeddingError(AalisError):
     """Base class: the embedder did not produce usable vectors."""
 
     def __init__(self, message: str, *, model_id: str | None = None) -> None:

@@ -4,12 +4,24 @@ One hierarchy for every provider lets a consumer decide what to do (retry later,
 report a configuration problem) without knowing which HTTP library or server sits behind the
 model. Messages never carry credentials: providers build them from status codes and the
 server's error text, never from request headers.
+
+The tree (under ``aalis_core.errors.AalisError``)::
+
+    LLMError
+    ├── LLMTimeout          no answer within the configured time
+    ├── LLMConnectionError  the server could not be reached
+    ├── LLMRateLimited      the server asked to slow down (``retry_after``)
+    ├── LLMRequestError     the server refused the request (4xx): a configuration problem
+    ├── LLMServerError      the server failed (5xx)
+    └── LLMResponseError    the reply could not be read as a chat completion
 """
 
 from __future__ import annotations
 
+from aalis_core.errors import AalisError
 
-class LLMError(Exception):
+
+class LLMError(AalisError):
     """Base class: the model call did not produce a usable reply."""
 
     def __init__(self, message: str, *, model: str | None = None) -> None:

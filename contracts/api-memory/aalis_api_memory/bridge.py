@@ -14,10 +14,12 @@ import concurrent.futures
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
+from aalis_api_memory.errors import AalisMemoryError
+
 T = TypeVar("T")
 
 
-class BridgeDeadlock(RuntimeError):
+class BridgeDeadlock(AalisMemoryError, RuntimeError):
     """A synchronous call was made on the host's own event loop thread.
 
     Waiting there would block the very loop that has to run the call; use the ``async``

@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 import attrs
 
+from aalis_api_memory.errors import AalisMemoryError
 from aalis_api_memory.types import Delete
 from aalis_api_memory.validation import check_namespace, check_session_id
 from aalis_core.containment import describe
@@ -129,7 +130,7 @@ class ClearRequest:
         self.results.append(ClearResult(source, success, message, type))
 
 
-class UnknownClearType(ValueError):
+class UnknownClearType(AalisMemoryError, ValueError):
     """A clear asked for a type no active plugin contributes; ``known`` lists the valid ids."""
 
     def __init__(self, unknown: Sequence[str], known: Sequence[str]) -> None:

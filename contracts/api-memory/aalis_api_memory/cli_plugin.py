@@ -33,6 +33,7 @@ from aalis_api_memory.clearing import (
 )
 from aalis_api_memory.cli_params import SESSION, SessionId
 from aalis_api_memory.compression import SummaryRecord
+from aalis_api_memory.errors import AalisMemoryError
 from aalis_api_memory.undo import UndoError, UndoOutcome, undo_last_turn
 from aalis_core.markers import hookimpl
 from aalis_core.plugin import Plugin
@@ -41,7 +42,7 @@ if TYPE_CHECKING:
     from aalis_core.host import Host
 
 
-class CommandError(click.ClickException):
+class CommandError(AalisMemoryError, click.ClickException):
     """A user-facing failure: one line on stderr, exit code 1."""
 
 

@@ -10,6 +10,8 @@ from typing import Literal, Protocol, get_args, runtime_checkable
 
 import attrs
 
+from aalis_api_memory.errors import AalisMemoryError
+
 ReasonCode = Literal[
     "busy",
     "unavailable",
@@ -22,7 +24,7 @@ ReasonCode = Literal[
 REASON_CODES: frozenset[str] = frozenset(get_args(ReasonCode))
 
 
-class CompressionError(Exception):
+class CompressionError(AalisMemoryError):
     """A compression that did not commit; ``reason_code`` says why (one of ``REASON_CODES``)."""
 
     def __init__(self, reason_code: ReasonCode, message: str) -> None:

@@ -26,6 +26,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 import attrs
 from aalis_schema_message import Message
 
+from aalis_api_memory.errors import AalisMemoryError
 from aalis_api_memory.validation import (
     check_key,
     check_message,
@@ -72,7 +73,7 @@ class MetadataGuard:
     data: dict[str, Any]
 
 
-class ArchiveConflict(Exception):
+class ArchiveConflict(AalisMemoryError):
     """``archive_exact`` found the store changed since the snapshot; nothing was changed.
 
     ``reason`` is ``"guard"`` (the guard entry no longer holds what was expected: another

@@ -28,6 +28,7 @@ from typing import IO, Any
 import attrs
 from aalis_schema_message import Message
 
+from aalis_api_memory.errors import AalisMemoryError
 from aalis_api_memory.types import StoredMessage
 from aalis_api_memory.validation import (
     check_key,
@@ -46,7 +47,7 @@ _MESSAGE_KEYS = frozenset({"session_id", "archived", "message"})
 _METADATA_KEYS = frozenset({"namespace", "key", "data"})
 
 
-class TransferError(ValueError):
+class TransferError(AalisMemoryError, ValueError):
     """A user-facing problem of export, import or migrate: one line, nothing written."""
 
 

@@ -23,6 +23,7 @@ import attrs
 from aalis_schema_message import Message
 
 from aalis_api_memory.compression import CompressionError, CompressionUsage
+from aalis_api_memory.errors import AalisMemoryError
 from aalis_api_memory.saving import SESSION_CLOCK, SessionClock, announce_saved, stamped
 from aalis_api_memory.tokens import estimate_message_tokens, estimate_text_tokens
 from aalis_core.capability import CapabilityAbsent
@@ -129,7 +130,7 @@ class TurnResult:
         return self.reply.content or ""
 
 
-class TurnError(Exception):
+class TurnError(AalisMemoryError):
     """A turn stopped part-way; ``stage`` says where, ``user`` is the saved user message
     (None when even that failed). The cause is chained (``__cause__``)."""
 

@@ -15,12 +15,14 @@ from typing import Any
 import attrs
 from aalis_schema_message import Message
 
+from aalis_api_memory.errors import AalisMemoryError
+
 #: Conversation messages read first when looking for the last turn; the whole active
 #: history is read only when the newest user message is further back than this.
 _FIRST_WINDOW = 50
 
 
-class UndoError(Exception):
+class UndoError(AalisMemoryError):
     """The last turn cannot be undone (nothing to undo, or the backend cannot delete)."""
 
 

@@ -1,9 +1,21 @@
-"""The errors a ``VectorStore`` raises."""
+"""The errors a ``VectorStore`` raises.
+
+One base for every store, so a consumer (the recall of memory-vector) can tell "the store
+cannot do this" from a programming error. The tree (under ``aalis_core.errors.AalisError``)::
+
+    VectorStoreError
+    ├── DimensionMismatch (ValueError)  a vector's width differs from its model's
+    ├── VectorStoreUnavailable          the store cannot be reached or opened
+    │   └── StoreClosed                 vectorstore-sqlite: the store is not open
+    └── RecallUnavailable               aalis_api_vectorstore.recall: recall cannot run
+"""
 
 from __future__ import annotations
 
+from aalis_core.errors import AalisError
 
-class VectorStoreError(Exception):
+
+class VectorStoreError(AalisError):
     """Base class for a store that cannot do what was asked."""
 
 

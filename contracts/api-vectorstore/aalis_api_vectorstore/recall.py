@@ -13,6 +13,8 @@ from typing import Protocol, runtime_checkable
 import attrs
 from aalis_schema_message import Message
 
+from aalis_api_vectorstore.errors import VectorStoreError
+
 
 @attrs.frozen(kw_only=True)
 class RecallHit:
@@ -51,7 +53,7 @@ class Recall(Protocol):
     ) -> list[RecallHit]: ...
 
 
-class RecallUnavailable(Exception):
+class RecallUnavailable(VectorStoreError):
     """Recall cannot run (its embedder or store is absent or failing); the message says why."""
 
 

@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 from aalis_api_memory import ClearResult, compression, history_cleared, run_clear
 from aalis_api_memory import memory as memory_capability
 from aalis_api_memory.bridge import LoopBridge
+from aalis_api_memory.errors import AalisMemoryError
 from aalis_api_memory.saving import save_conversation
 from aalis_schema_message import Message
 from langchain_core.chat_history import BaseChatMessageHistory
@@ -36,7 +37,7 @@ def _session_id(value: object) -> str:
     return value
 
 
-class ClearFailed(RuntimeError):
+class ClearFailed(AalisMemoryError, RuntimeError):
     """The history of the session was not cleared; ``rows`` are ``run_clear``'s results."""
 
     def __init__(self, message: str, rows: Sequence[ClearResult]) -> None:

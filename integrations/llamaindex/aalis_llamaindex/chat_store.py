@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 from aalis_api_memory import ClearResult, history_cleared, run_clear
 from aalis_api_memory import memory as memory_capability
 from aalis_api_memory.bridge import LoopBridge
+from aalis_api_memory.errors import AalisMemoryError
 from aalis_api_memory.saving import save_conversation
 from llama_index.core.base.llms.types import ChatMessage
 from llama_index.core.storage.chat_store.base import BaseChatStore
@@ -25,7 +26,7 @@ from aalis_llamaindex.convert import from_aalis, to_aalis
 T = TypeVar("T")
 
 
-class ClearFailed(RuntimeError):
+class ClearFailed(AalisMemoryError, RuntimeError):
     """The session's history was not cleared; ``rows`` are ``run_clear``'s results."""
 
     def __init__(self, message: str, rows: list[ClearResult]) -> None:

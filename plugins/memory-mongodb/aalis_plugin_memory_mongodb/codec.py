@@ -28,6 +28,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from aalis_api_memory.errors import StoredDataError
 from aalis_schema_message import Message
 
 #: Largest and smallest integers BSON stores natively (int64).
@@ -47,10 +48,6 @@ _KEY_ESCAPES = {"%": "%25", ".": "%2E", "$": "%24", "\x00": "%00"}
 _KEY_NEEDS_ESCAPE = re.compile(r"[%.$\x00]")
 _KEY_ESCAPED = re.compile(r"%(25|2E|24|00)")
 _KEY_UNESCAPES = {"25": "%", "2E": ".", "24": "$", "00": "\x00"}
-
-
-class StoredDataError(ValueError):
-    """A stored value that this codec did not write (hand-edited, or another tool's)."""
 
 
 def escape_key(key: str) -> str:

@@ -29,6 +29,7 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import bson
+from aalis_api_memory.errors import BackendUnavailable
 from aalis_api_memory.exact import (
     ArchiveConflict,
     HistorySnapshot,
@@ -110,7 +111,7 @@ _CONTROL = [escape_str(kind) for kind in sorted(CONTROL_KINDS)]
 _COUNTER_ID = "messages"
 
 
-class MongoUnavailable(RuntimeError):
+class MongoUnavailable(BackendUnavailable):
     """The server could not be reached or prepared at start-up; the message is redacted."""
 
 

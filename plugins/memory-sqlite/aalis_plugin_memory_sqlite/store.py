@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import structlog
+from aalis_api_memory.errors import StoreClosed
 from aalis_api_memory.exact import (
     HistorySnapshot,
     MetadataGuard,
@@ -81,10 +82,6 @@ def _reader_engine(path: Path, config: SqliteConfig, warn: Callable[..., Any]) -
         cross_session_max_limit=config.cross_session_max_limit,
         warn=warn,
     )
-
-
-class StoreClosed(RuntimeError):
-    """The store is not open (never opened, or closed)."""
 
 
 class SqliteMemory:

@@ -35,6 +35,8 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
+from aalis_api_memory.errors import StoreClosed
+
 T = TypeVar("T")
 
 #: At most this many jobs are merged into one batch call.
@@ -52,7 +54,7 @@ def _deliver(future: asyncio.Future[Any], ok: bool, value: Any) -> None:
         future.set_exception(value)
 
 
-class WorkerClosed(RuntimeError):
+class WorkerClosed(StoreClosed):
     """Raised when a call reaches a store whose worker thread was stopped."""
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 from aalis_api_memory import compression
+from aalis_api_memory.cli_plugin import SESSION
 
 from aalis_core.cli import open_host, run_async
 
@@ -30,7 +31,7 @@ async def compress_session(session_id: str) -> str:
 
 
 @click.command("compress")
-@click.argument("session_id", metavar="SESSION")
+@click.argument("session_id", metavar="SESSION", type=SESSION)
 def compress_command(session_id: str) -> None:
     """Summarise SESSION's history now and archive the summarised messages."""
     click.echo(run_async(compress_session(session_id)))

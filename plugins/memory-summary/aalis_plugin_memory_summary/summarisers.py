@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from typing import Any, Protocol
 
 from aalis_api_llm import ChatModel
+from aalis_api_memory.errors import AalisMemoryError
 from aalis_api_memory.tokens import estimate_text_tokens
 from aalis_schema_message import Message
 
@@ -33,7 +34,7 @@ PROMPT_SHARE = 0.6
 MIN_CHUNK_TOKENS = 256
 
 
-class SummaryFailed(Exception):
+class SummaryFailed(AalisMemoryError):
     """The summariser produced no usable summary (empty text, no text at all)."""
 
 

@@ -32,6 +32,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from aalis_core import CapabilityAbsent
+from aalis_core.errors import AalisError
 from aalis_plugin_serve.broker import EventBroker
 from aalis_plugin_serve.config import ServeConfig
 from aalis_plugin_serve.security import COOKIE, BodyLimit, Denied, Guard
@@ -56,11 +57,11 @@ class ServeState:
     config: ServeConfig
 
 
-class BadRequest(Exception):
+class BadRequest(AalisError):
     pass
 
 
-class NotFound(Exception):
+class NotFound(AalisError):
     pass
 
 

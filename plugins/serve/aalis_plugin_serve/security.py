@@ -23,6 +23,7 @@ from typing import Any
 
 from starlette.requests import Request
 
+from aalis_core.errors import AalisError
 from aalis_plugin_serve.config import is_loopback
 
 COOKIE = "aalis_token"
@@ -35,7 +36,7 @@ Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 
-class Denied(Exception):
+class Denied(AalisError):
     """A request the rules refuse; ``status`` is the HTTP status to answer with."""
 
     def __init__(self, status: int, message: str) -> None:
