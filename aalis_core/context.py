@@ -50,7 +50,7 @@ class Caps(Mapping[str, Handle[Any]]):
                 f"(declared: {known})"
             ) from None
 
-    def __setattr__(self, key: str, value: Any) -> None:
+    def __setattr__(self, key: str, value: object) -> None:
         raise AttributeError("capability handles are read-only")
 
     def __getitem__(self, key: str) -> Handle[Any]:
@@ -99,7 +99,7 @@ class PluginContext:
         self.host = host
         self._provide = provide
 
-    def provide(self, capability: Capability[Any], instance: Any, priority: int = 0) -> None:
+    def provide(self, capability: Capability[Any], instance: object, priority: int = 0) -> None:
         """Offer ``instance`` as a provider of ``capability`` (synchronous, call from ``start``).
 
         The capability must be listed in the plugin's ``provides`` (the host orders start-up
@@ -109,7 +109,7 @@ class PluginContext:
         """
         self._provide(capability, instance, priority)
 
-    async def emit(self, event: str, **payload: Any) -> None:
+    async def emit(self, event: str, **payload: object) -> None:
         """Emit an event to every active plugin (see ``Host.emit``)."""
         await self.host.emit(event, **payload)
 

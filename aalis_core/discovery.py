@@ -15,7 +15,7 @@ import os
 import re
 import sys
 from collections.abc import Collection, Iterable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import attrs
 
@@ -24,6 +24,9 @@ from aalis_core.plugin import Plugin
 
 if TYPE_CHECKING:
     from importlib_metadata import EntryPoint
+
+#: What discovery can tell of a plugin: the first states of a host's ``PluginState``.
+DiscoveryState = Literal["discovered", "disabled", "error"]
 
 PLUGINS_GROUP = "aalis.plugins"
 HOOKSPECS_GROUP = "aalis.hookspecs"
@@ -36,7 +39,7 @@ class DiscoveredPlugin:
 
     name: str
     #: ``discovered`` (class loaded), ``disabled`` (not loaded on purpose) or ``error``
-    state: str
+    state: DiscoveryState
     plugin_class: type[Plugin] | None = None
     version: str | None = None
     distribution: str | None = None
@@ -225,6 +228,7 @@ __all__ = [
     "PLUGINS_GROUP",
     "DiscoveredHookspecs",
     "DiscoveredPlugin",
+    "DiscoveryState",
     "check_plugin_class",
     "discover_hookspecs",
     "discover_plugins",

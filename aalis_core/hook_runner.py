@@ -49,8 +49,8 @@ async def run_onion(
     hook: str,
     impls: Impls,
     argnames: Sequence[str],
-    request: Any,
-    default: Callable[[], Awaitable[Any] | Any],
+    request: object,
+    default: Callable[[], object],
     report: Callable[[str, BaseException], Awaitable[None]],
     limit: float,
 ) -> None:
@@ -76,7 +76,7 @@ async def run_onion(
         budget = Budget(limit)
         called = False
         started = False
-        pending: Coroutine[Any, Any, None] | None = None
+        pending: Coroutine[object, object, None] | None = None
 
         async def run_rest() -> None:
             nonlocal started
@@ -123,13 +123,13 @@ async def run_onion(
         raise default_errors[0]
 
 
-def _bind(impl: pluggy.HookImpl, payload: Mapping[str, Any]) -> Callable[[], Any]:
+def _bind(impl: pluggy.HookImpl, payload: Mapping[str, object]) -> Callable[[], object]:
     arguments = [payload[a] for a in impl.argnames]
     function = impl.function
     return lambda: function(*arguments)
 
 
-def _discard(coro: Coroutine[Any, Any, None] | None) -> None:
+def _discard(coro: Coroutine[object, object, None] | None) -> None:
     """Close a ``call_next()`` coroutine that never ran (no "never awaited" warning)."""
     if coro is not None and inspect.getcoroutinestate(coro) == inspect.CORO_CREATED:
         coro.close()
@@ -138,7 +138,7 @@ def _discard(coro: Coroutine[Any, Any, None] | None) -> None:
 async def deliver(
     event: str,
     impls: Impls,
-    payload: Mapping[str, Any],
+    payload: Mapping[str, object],
     limit: float,
     logger_for: LoggerFor,
 ) -> None:
@@ -210,7 +210,7 @@ class HookRunner:
         """``(plugin name, function)`` of ``ordered_impls``."""
         return [(name, impl.function) for name, impl in self.ordered_impls(hook)]
 
-    async def emit_each(self, event: str, payloads: Iterable[Mapping[str, Any]]) -> None:
+    async def emit_each(self, event: str, payloads: Iterable[Mapping[str, object]]) -> None:
         """Deliver each payload of ``event`` in order, waiting at most ``limit`` in all.
 
         Every payload is checked against the hookspec before any listener runs
@@ -221,7 +221,7 @@ class HookRunner:
         spec = caller.spec
         assert spec is not None
         allowed = set(spec.argnames) | set(spec.kwargnames)
-        checked: list[Mapping[str, Any]] = []
+        checked: list[Mapping[str, object]] = []
         for payload in payloads:
             missing = [a for a in spec.argnames if a not in payload]
             extra = [k for k in payload if k not in allowed]
@@ -268,9 +268,9 @@ class HookRunner:
     async def run_middleware(
         self,
         hook: str,
-        request: Any,
-        default: Callable[[], Awaitable[Any] | Any],
-        on_error: Callable[[str, BaseException], Awaitable[Any] | Any],
+        request: object,
+        default: Callable[[], object],
+        on_error: Callable[[str, BaseException], object],
     ) -> None:
         """Run ``hook`` as an onion around ``default`` (``Host.run_middleware`` documents it)."""
         caller = self.caller(hook)
@@ -325,7 +325,7 @@ class HookRunner:
             if result is None:
                 continue
             try:
-                items = list(cast("Iterable[Any]", result))  # list() itself checks
+                items = list(cast("Iterable[object]", result))  # list() itself checks
             except TypeError:
                 logger.error(
                     "contribution hook returned a non-list",

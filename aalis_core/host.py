@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
@@ -203,7 +203,7 @@ class Host:
 
     def __init__(
         self,
-        config: Mapping[str, Any] | HostConfig | None = None,
+        config: Mapping[str, object] | HostConfig | None = None,
         plugins: Sequence[Plugin] = (),
         *,
         discover: bool = True,
@@ -301,7 +301,7 @@ class Host:
                 entry = _Entry(found.name, index, found.distribution or "entry point")
                 index += 1
                 entry.version = found.version
-                entry.state = found.state  # type: ignore[assignment]
+                entry.state = found.state
                 entry.error = found.error
                 if found.plugin_class is not None:
                     try:
@@ -625,7 +625,7 @@ class Host:
             raise TypeError(f"expected a Capability, got {cap!r}")
         return self._registry.handle(cap, consumer or self.default_consumer, provider)
 
-    def _provide(self, plugin: str, cap: Capability[Any], instance: Any, priority: int) -> None:
+    def _provide(self, plugin: str, cap: Capability[Any], instance: object, priority: int) -> None:
         entry = self._entries.get(plugin)
         if entry is None or entry.plugin is None:
             raise ValueError(f"unknown plugin {plugin!r}")
@@ -747,7 +747,7 @@ class Host:
             return entry.logger
         return get_logger(name)
 
-    async def emit(self, event: str, **payload: Any) -> None:
+    async def emit(self, event: str, **payload: object) -> None:
         """Call every implementation of ``event`` (sync or async) in order.
 
         An implementation that raises (``SystemExit`` included) or runs past ``[host]
@@ -759,7 +759,7 @@ class Host:
         """
         await self.emit_each(event, [payload])
 
-    async def emit_each(self, event: str, payloads: Iterable[Mapping[str, Any]]) -> None:
+    async def emit_each(self, event: str, payloads: Iterable[Mapping[str, object]]) -> None:
         """``emit(event, **payload)`` for each payload in order, within ONE wait.
 
         For an emitter that announces many things at once (a clear of every session emits
@@ -772,9 +772,9 @@ class Host:
     async def run_middleware(
         self,
         hook: str,
-        request: Any,
-        default: Callable[[], Awaitable[Any] | Any],
-        on_error: Callable[[str, BaseException], Awaitable[Any] | Any],
+        request: object,
+        default: Callable[[], object],
+        on_error: Callable[[str, BaseException], object],
     ) -> None:
         """Run ``hook`` as a Koa-style onion around ``default``.
 

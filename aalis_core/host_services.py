@@ -13,7 +13,7 @@ depend on this small module, never on ``host.py`` (docs/architecture.md).
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Protocol, TypeVar
 
 from aalis_core.capability import Capability
@@ -31,11 +31,11 @@ class HostServices(Protocol):
         """A handle on ``cap`` for ``consumer`` (a plugin passes its own name)."""
         ...
 
-    async def emit(self, event: str, **payload: Any) -> None:
+    async def emit(self, event: str, **payload: object) -> None:
         """Call every listener of ``event``; failures are logged, never raised."""
         ...
 
-    async def emit_each(self, event: str, payloads: Iterable[Mapping[str, Any]]) -> None:
+    async def emit_each(self, event: str, payloads: Iterable[Mapping[str, object]]) -> None:
         """``emit(event, **payload)`` for each payload in order, within one wait."""
         ...
 
@@ -46,9 +46,9 @@ class HostServices(Protocol):
     async def run_middleware(
         self,
         hook: str,
-        request: Any,
-        default: Callable[[], Awaitable[Any] | Any],
-        on_error: Callable[[str, BaseException], Awaitable[Any] | Any],
+        request: object,
+        default: Callable[[], object],
+        on_error: Callable[[str, BaseException], object],
     ) -> None:
         """Run ``hook`` as an onion around ``default``."""
         ...
@@ -60,7 +60,7 @@ class HostServices(Protocol):
 
 #: What ``ctx.provide`` calls: offer ``instance`` for ``capability`` at ``priority``, on
 #: behalf of the one plugin the context belongs to (the host binds the plugin's name).
-Provide = Callable[[Capability[Any], Any, int], None]
+Provide = Callable[[Capability[Any], object, int], None]
 
 
 __all__ = ["HostServices", "Provide"]
