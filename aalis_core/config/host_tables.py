@@ -90,25 +90,7 @@ def parse_config(
     problems: list[ConfigProblem] = []
     if not isinstance(data, Mapping):
         raise ConfigError("expected a table (mapping) at the top level", file=source)
-    # ``${NAME}`` problems inside one plugin's table belong to that plugin (it alone fails,
-    # see validate_plugins); everywhere else they are the host's and stop everything.
-    plugin_problems: dict[str, list[ConfigProblem]] = {}
-    substituted: dict[str, Any] = {}
-    for top, section in data.items():
-        if top == "plugins" and isinstance(section, Mapping):
-            tables: dict[str, Any] = {}
-            for name, value in section.items():
-                if isinstance(value, Mapping):
-                    own: list[ConfigProblem] = []
-                    tables[name] = substitute_env(value, source, f"plugins.{name}", own)
-                    if own:
-                        plugin_problems[str(name)] = own
-                else:
-                    tables[name] = substitute_env(value, source, "plugins", problems, str(name))
-            substituted[top] = tables
-        else:
-            substituted[top] = substitute_env({top: section}, source, None, problems)[top]
-    data = substituted
+    data, plugin_problems = _substitute(data, source, problems)
     for key in data:
         if key not in _TOP_LEVEL:
             problems.append(
@@ -133,10 +115,59 @@ def parse_config(
     host = structure_into(HostSettings, host_table, source, "host", problems)
     if not isinstance(host, HostSettings):
         host = HostSettings()
+    disabled, plugin_tables = _plugins_index(table("plugins"), source, problems)
+    capabilities = _capability_pins(table("capabilities"), source, problems)
+    consumers = _consumer_pins(table("consumers"), source, problems)
 
+    if problems:
+        raise ConfigError(problems=problems)
+    return HostConfig(
+        source=source,
+        base_dir=base,
+        host=host,
+        host_keys=frozenset(host_table),
+        disabled=tuple(disabled),
+        plugin_tables=plugin_tables,
+        plugin_problems={k: tuple(v) for k, v in plugin_problems.items()},
+        capabilities=capabilities,
+        consumers=consumers,
+    )
+
+
+def _substitute(
+    data: Mapping[str, Any], source: str, problems: list[ConfigProblem]
+) -> tuple[dict[str, Any], dict[str, list[ConfigProblem]]]:
+    """``data`` with ``${NAME}`` substituted, and the problems found in each plugin's table.
+
+    A problem inside one ``[plugins.<name>]`` table belongs to that plugin (it alone fails,
+    see ``validate_plugins``); everywhere else it is the host's and goes to ``problems``.
+    """
+    plugin_problems: dict[str, list[ConfigProblem]] = {}
+    substituted: dict[str, Any] = {}
+    for top, section in data.items():
+        if top == "plugins" and isinstance(section, Mapping):
+            tables: dict[str, Any] = {}
+            for name, value in section.items():
+                if isinstance(value, Mapping):
+                    own: list[ConfigProblem] = []
+                    tables[name] = substitute_env(value, source, f"plugins.{name}", own)
+                    if own:
+                        plugin_problems[str(name)] = own
+                else:
+                    tables[name] = substitute_env(value, source, "plugins", problems, str(name))
+            substituted[top] = tables
+        else:
+            substituted[top] = substitute_env({top: section}, source, None, problems)[top]
+    return substituted, plugin_problems
+
+
+def _plugins_index(
+    section: Mapping[str, Any], source: str, problems: list[ConfigProblem]
+) -> tuple[list[str], dict[str, Mapping[str, Any]]]:
+    """``[plugins]``: the ``disabled`` list, and each ``[plugins.<name>]`` table unchecked."""
     disabled: list[str] = []
     plugin_tables: dict[str, Mapping[str, Any]] = {}
-    for key, value in table("plugins").items():
+    for key, value in section.items():
         if key == "disabled":
             if isinstance(value, list) and all(isinstance(v, str) for v in value):
                 disabled = [str(v) for v in value]
@@ -160,9 +191,15 @@ def parse_config(
                     f"expected a table [plugins.{key}] or 'disabled', got {describe_value(value)}",
                 )
             )
+    return disabled, plugin_tables
 
+
+def _capability_pins(
+    section: Mapping[str, Any], source: str, problems: list[ConfigProblem]
+) -> dict[str, str]:
+    """``[capabilities.<cap>] provider = "<plugin>"``: capability name -> provider name."""
     capabilities: dict[str, str] = {}
-    for cap, value in table("capabilities").items():
+    for cap, value in section.items():
         where = f"capabilities.{cap}"
         if not isinstance(value, Mapping):
             problems.append(
@@ -190,9 +227,15 @@ def parse_config(
                 )
             else:
                 capabilities[cap] = str(item)
+    return capabilities
 
+
+def _consumer_pins(
+    section: Mapping[str, Any], source: str, problems: list[ConfigProblem]
+) -> dict[str, dict[str, str]]:
+    """``[consumers.<consumer>] <cap> = "<plugin>"``: consumer -> capability -> provider."""
     consumers: dict[str, dict[str, str]] = {}
-    for consumer, value in table("consumers").items():
+    for consumer, value in section.items():
         where = f"consumers.{consumer}"
         if not isinstance(value, Mapping):
             problems.append(
@@ -218,20 +261,7 @@ def parse_config(
             else:
                 pins[cap] = str(item)
         consumers[consumer] = pins
-
-    if problems:
-        raise ConfigError(problems=problems)
-    return HostConfig(
-        source=source,
-        base_dir=base,
-        host=host,
-        host_keys=frozenset(host_table),
-        disabled=tuple(disabled),
-        plugin_tables=plugin_tables,
-        plugin_problems={k: tuple(v) for k, v in plugin_problems.items()},
-        capabilities=capabilities,
-        consumers=consumers,
-    )
+    return consumers
 
 
 __all__ = [

@@ -18,6 +18,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
 from aalis_core.capability import Capability
+from aalis_core.host_services import HostServices
 from aalis_plugin_mcp.config import McpConfig
 
 #: The ``recall`` capability by name: its contract (semantic recall) may not be installed,
@@ -64,7 +65,7 @@ def _text(value: Any, what: str) -> str:
 
 
 def build_server(
-    host: Any,
+    host: HostServices,
     memory: Any,
     config: McpConfig,
     *,
