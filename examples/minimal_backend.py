@@ -2,8 +2,9 @@
 
 It is the worked example of docs/backends/implementing.md, and it passes the conformance
 kit (tests/docs/test_backend_example.py runs it); every optional method is left out, so the
-kit skips those tests with a reason. The shared helpers of ``aalis_api_memory.validation``
-do the argument checks, so bad input is refused exactly as every other backend refuses it.
+kit skips those tests with a reason. ``MemoryBackend`` does the argument checks and the
+defaults, so bad input is refused exactly as every other backend refuses it, and each
+method below only stores: it receives checked, normalised values.
 """
 
 from __future__ import annotations
@@ -16,20 +17,10 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
-from aalis_api_memory import MetadataEntry, MetadataOp, Put
-from aalis_api_memory.validation import (
-    DEFAULT_HISTORY_LIMIT,
-    check_count,
-    check_keep,
-    check_key,
-    check_limit,
-    check_message,
-    check_namespace,
-    check_session_id,
-    decode_metadata,
-    encode_batch,
-)
-from aalis_schema_message import CONTROL_KINDS, Message, now_ms
+from aalis_api_memory import MetadataEntry
+from aalis_api_memory.backend import EncodedOp, MemoryBackend
+from aalis_api_memory.validation import decode_metadata
+from aalis_schema_message import CONTROL_KINDS, Message
 
 T = TypeVar("T")
 
@@ -53,7 +44,7 @@ CREATE TABLE IF NOT EXISTS metadata (
 """
 
 
-class MinimalSqliteMemory:
+class MinimalSqliteMemory(MemoryBackend):
     """``MemoryService`` on one SQLite file (or ``":memory:"``)."""
 
     def __init__(self, path: str = ":memory:") -> None:
@@ -89,10 +80,7 @@ class MinimalSqliteMemory:
 
     # -- history ---------------------------------------------------------------------------
 
-    async def save_message(self, session_id: str, message: Message) -> None:
-        check_session_id(session_id)
-        check_message(message)
-        timestamp = message.timestamp if message.timestamp is not None else now_ms()
+    async def _save_message(self, session_id: str, message: Message, timestamp: int) -> None:
         body = json.dumps(message.with_timestamp(timestamp).to_json())
         control = int(message.kind in CONTROL_KINDS)
         await self._run(
@@ -102,53 +90,37 @@ class MinimalSqliteMemory:
             )
         )
 
-    async def get_history(self, session_id: str, limit: int | float | None = None) -> list[Message]:
-        check_session_id(session_id)
-        wanted = check_limit(limit, DEFAULT_HISTORY_LIMIT)
-        if wanted == 0:
-            return []
+    async def _get_history(self, session_id: str, limit: int | float) -> list[Message]:
         rows = await self._run(lambda db: self._active(db, session_id))
         start = 0
-        if wanted != math.inf:  # everything after the (limit+1)-th newest conversation message
+        if limit != math.inf:  # everything after the (limit+1)-th newest conversation message
             seen = 0
             for index in range(len(rows) - 1, -1, -1):
                 seen += 0 if rows[index][1] else 1
-                if seen > wanted:
+                if seen > limit:
                     start = index + 1
                     break
         # A fresh Message per read: callers mutating one change nothing stored.
         return [Message.from_json(json.loads(body)) for _, _, body in rows[start:]]
 
-    async def archive_span(
-        self, session_id: str, count: int | float, keep: Sequence[int] = ()
-    ) -> int:
-        check_session_id(session_id)
-        span = check_count(count)
-        kept = check_keep(keep)
-
+    async def _archive_span(self, session_id: str, count: int | float, keep: frozenset[int]) -> int:
         def archive(db: sqlite3.Connection) -> int:
             rows = self._active(db, session_id)
-            chosen = rows if span == math.inf else rows[: int(span)]
-            seqs = [(seq,) for position, (seq, _, _) in enumerate(chosen) if position not in kept]
+            chosen = rows if count == math.inf else rows[: int(count)]
+            seqs = [(seq,) for position, (seq, _, _) in enumerate(chosen) if position not in keep]
             db.executemany("UPDATE messages SET archived = 1 WHERE seq = ?", seqs)
             return len(seqs)
 
         return await self._run(archive)
 
-    async def clear_session(self, session_id: str) -> None:
-        check_session_id(session_id)
+    async def _clear_session(self, session_id: str) -> None:
         await self._run(
             lambda db: db.execute("DELETE FROM messages WHERE session_id = ?", (session_id,))
         )
 
-    # -- metadata --------------------------------------------------------------------------
+    # -- metadata (save_metadata and delete_metadata default to a batch of one) ------------
 
-    async def save_metadata(self, namespace: str, key: str, data: dict[str, Any]) -> None:
-        await self.commit_metadata([Put(namespace, key, data)])  # checks all three
-
-    async def get_metadata(self, namespace: str, key: str) -> dict[str, Any] | None:
-        check_namespace(namespace)
-        check_key(key)
+    async def _get_metadata(self, namespace: str, key: str) -> dict[str, Any] | None:
         row = await self._run(
             lambda db: db.execute(
                 "SELECT data FROM metadata WHERE namespace = ? AND key = ?", (namespace, key)
@@ -156,8 +128,7 @@ class MinimalSqliteMemory:
         )
         return None if row is None else decode_metadata(row[0])
 
-    async def list_metadata(self, namespace: str) -> list[MetadataEntry]:
-        check_namespace(namespace)
+    async def _list_metadata(self, namespace: str) -> list[MetadataEntry]:
         rows = await self._run(
             lambda db: db.execute(
                 "SELECT key, data, updated_at FROM metadata WHERE namespace = ? ORDER BY key",
@@ -171,25 +142,13 @@ class MinimalSqliteMemory:
             if data is not None  # unreadable entries are skipped
         ]
 
-    async def delete_metadata(self, namespace: str, key: str) -> None:
-        check_namespace(namespace)
-        check_key(key)
-        await self._run(
-            lambda db: db.execute(
-                "DELETE FROM metadata WHERE namespace = ? AND key = ?", (namespace, key)
-            )
-        )
-
-    async def commit_metadata(self, ops: Sequence[MetadataOp]) -> None:
-        batch = encode_batch(ops)  # the whole batch is checked before anything is written
-        stamp = now_ms()
-
+    async def _commit_metadata(self, ops: Sequence[EncodedOp], updated_at: int) -> None:
         def apply(db: sqlite3.Connection) -> None:
-            for op, namespace, key, text in batch:
+            for op, namespace, key, text in ops:
                 if op == "put":
                     db.execute(
                         "INSERT OR REPLACE INTO metadata VALUES (?, ?, ?, ?)",
-                        (namespace, key, text, stamp),
+                        (namespace, key, text, updated_at),
                     )
                 else:
                     db.execute(

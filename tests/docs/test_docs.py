@@ -48,6 +48,7 @@ PAGES = [
     "docs/reference/memory-contract.md",
     "docs/reference/llm-contract.md",
     "docs/reference/turn.md",
+    "docs/reference/transfer.md",
     "docs/host/wheels.md",
     "docs/integrations/langchain.md",
     "docs/integrations/llamaindex.md",

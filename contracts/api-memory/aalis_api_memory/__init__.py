@@ -2,6 +2,7 @@
 
 from typing import TYPE_CHECKING, Any
 
+from aalis_api_memory.backend import CompleteMemoryBackend, MemoryBackend
 from aalis_api_memory.bridge import BridgeDeadlock, LoopBridge
 from aalis_api_memory.capabilities import compression, memory
 from aalis_api_memory.clearing import (
@@ -41,6 +42,7 @@ from aalis_api_memory.prompt import (
     collect_prompt_blocks,
     insert_prompt_blocks,
 )
+from aalis_api_memory.provider import MemoryProviderPlugin
 from aalis_api_memory.saving import SessionClock, announce_saved, save_conversation
 from aalis_api_memory.service import OPTIONAL_METHODS, MemoryService
 from aalis_api_memory.turn import (
@@ -90,6 +92,7 @@ __all__ = [
     "ClearRequest",
     "ClearResult",
     "ClearType",
+    "CompleteMemoryBackend",
     "CompressionError",
     "CompressionLines",
     "CompressionService",
@@ -99,6 +102,8 @@ __all__ = [
     "HeldMemory",
     "HistorySnapshot",
     "LoopBridge",
+    "MemoryBackend",
+    "MemoryProviderPlugin",
     "MemoryService",
     "MetadataEntry",
     "MetadataGuard",

@@ -16,7 +16,7 @@ from typing import Any
 import click
 
 from aalis_api_memory.capabilities import memory
-from aalis_api_memory.cli_transfer import (
+from aalis_api_memory.transfer import (
     TransferError,
     left_out,
     left_out_text,

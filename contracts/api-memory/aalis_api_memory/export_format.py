@@ -1,6 +1,16 @@
-"""Reading the export file format (JSON lines) as a stream, checking every line first.
+"""The export file format (JSON lines): writing its lines, and reading them as a stream.
 
-Why a separate, streaming reader: ``aalis import`` must refuse a bad file *before* it writes
+The format (docs/host/export-import.md) is JSON lines, chosen because it streams, diffs and
+greps well and every line stands alone:
+
+- line 1, the header: ``{"format": "aalis-memory-export", "version": 1, ...}`` (``header``);
+- one line per message, in history order: ``{"session_id", "archived", "message"}``, where
+  ``message`` is ``Message.to_json()`` (``message_line``);
+- one line per metadata entry: ``{"namespace", "key", "data"}`` (``metadata_line``).
+
+Writing is one line at a time (``dumps``), so an export never holds more than one session.
+
+Why a streaming reader: ``aalis import`` must refuse a bad file *before* it writes
 anything, yet a 300 MB export must not be held in memory (its parsed messages would take
 four times that). So the file is read twice or three times, never kept:
 
@@ -9,6 +19,8 @@ four times that). So the file is read twice or three times, never kept:
    session ids), and keeps only per-session line counts and the metadata (small);
 2. ``iter_sessions`` reads it again and yields one complete session at a time, so memory
    is bounded by the largest session, not by the file.
+
+``parse_export`` holds a whole file instead, for small files and tests.
 
 Every problem is a ``TransferError`` naming the file and the line (``FILE line N: ...``).
 """
@@ -26,7 +38,7 @@ from pathlib import Path
 from typing import IO, Any
 
 import attrs
-from aalis_schema_message import Message
+from aalis_schema_message import Message, now_ms
 
 from aalis_api_memory.errors import AalisMemoryError
 from aalis_api_memory.types import StoredMessage
@@ -70,6 +82,46 @@ class ExportSummary:
 
 
 Record = tuple[str, StoredMessage] | tuple[tuple[str, str], dict[str, Any]]
+
+
+# ------------------------------------------------------------------------------------------
+# writing
+# ------------------------------------------------------------------------------------------
+
+
+def header(provider: str | None, scope: str) -> dict[str, Any]:
+    """The first line of an export file."""
+    return {
+        "format": FORMAT,
+        "version": FORMAT_VERSION,
+        "exported_at": now_ms(),
+        "provider": provider,
+        "scope": scope,
+    }
+
+
+def message_line(session_id: str, record: StoredMessage) -> dict[str, Any]:
+    """One message record as written to the file."""
+    return {
+        "session_id": session_id,
+        "archived": record.archived,
+        "message": record.message.to_json(),
+    }
+
+
+def metadata_line(namespace: str, key: str, data: dict[str, Any]) -> dict[str, Any]:
+    """One metadata entry as written to the file."""
+    return {"namespace": namespace, "key": key, "data": data}
+
+
+def dumps(line: dict[str, Any]) -> str:
+    """One JSON line (UTF-8 text, no NaN: backends refuse it anyway)."""
+    return json.dumps(line, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+
+
+# ------------------------------------------------------------------------------------------
+# reading
+# ------------------------------------------------------------------------------------------
 
 
 def iter_lines(lines: Iterable[str], source: str) -> Iterator[tuple[int, str, Any, Any]]:
@@ -151,6 +203,41 @@ def iter_sessions(
             yield session_id, pending.pop(session_id)
     if pending:
         raise TransferError(f"{source} changed while it was being imported")
+
+
+@attrs.define
+class ExportFile:
+    """A parsed, fully validated export file, held in memory (small files, tests)."""
+
+    header: dict[str, Any]
+    #: session id -> its records in file order (sessions in order of first appearance)
+    sessions: dict[str, list[StoredMessage]] = attrs.field(factory=dict)
+    #: (namespace, key) -> data, in file order
+    metadata: dict[tuple[str, str], dict[str, Any]] = attrs.field(factory=dict)
+
+    @property
+    def message_count(self) -> int:
+        return sum(len(records) for records in self.sessions.values())
+
+
+def parse_export(lines: Iterable[str], source: str = "<input>") -> ExportFile:
+    """Read and check a whole export into memory (``aalis import`` streams instead)."""
+    parsed: ExportFile | None = None
+    for number, kind, a, b in iter_lines(lines, source):
+        if kind == "header":
+            parsed = ExportFile(a)
+        elif kind == "message":
+            assert parsed is not None
+            parsed.sessions.setdefault(a, []).append(b)
+        else:
+            assert parsed is not None
+            if a in parsed.metadata:
+                raise TransferError(
+                    f"{source} line {number}: metadata {a[0]!r}/{a[1]!r} appears twice"
+                )
+            parsed.metadata[a] = b
+    assert parsed is not None
+    return parsed
 
 
 def store_order(records: list[StoredMessage]) -> list[StoredMessage]:
@@ -241,10 +328,16 @@ def _open_text(path: Path) -> IO[str]:
 __all__ = [
     "FORMAT",
     "FORMAT_VERSION",
+    "ExportFile",
     "ExportSummary",
     "TransferError",
+    "dumps",
+    "header",
     "iter_lines",
     "iter_sessions",
+    "message_line",
+    "metadata_line",
+    "parse_export",
     "reopenable",
     "scan_export",
     "store_order",

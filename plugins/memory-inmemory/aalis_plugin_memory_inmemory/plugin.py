@@ -9,15 +9,13 @@ It is what tests and throwaway sessions pin explicitly (or load alone).
 from __future__ import annotations
 
 import attrs
-from aalis_api_memory import CONTEXT_CLEAR_TYPE, ClearType, memory
+from aalis_api_memory.provider import MemoryProviderPlugin
 from aalis_api_memory.validation import (
     DEFAULT_CROSS_SESSION_MAX_LIMIT,
     DEFAULT_RANGE_QUERY_LIMIT,
 )
 
 from aalis_core.context import PluginContext
-from aalis_core.markers import hookimpl
-from aalis_core.plugin import Plugin
 from aalis_plugin_memory_inmemory.store import InMemoryMemory
 
 PRIORITY = -100
@@ -35,34 +33,23 @@ class InMemoryConfig:
     )
 
 
-class MemoryInmemory(Plugin):
+class MemoryInmemory(MemoryProviderPlugin[InMemoryMemory]):
     """Provides an ``InMemoryMemory`` and clears its history as clear type ``context``."""
 
     name = "memory-inmemory"
-    provides = (memory,)
+    priority = PRIORITY
     #: Nothing survives the process: an unpinned handle never binds here while a durable
     #: memory backend is installed (even a broken one); pin it to use it on purpose.
     volatile = True
     Config = InMemoryConfig
 
-    def __init__(self) -> None:
-        self.store: InMemoryMemory | None = None
-
-    async def start(self, ctx: PluginContext) -> None:
-        config: InMemoryConfig = ctx.config if ctx.config is not None else InMemoryConfig()
-        self.store = InMemoryMemory(
+    async def open_store(self, ctx: PluginContext) -> InMemoryMemory:
+        config: InMemoryConfig = ctx.config
+        return InMemoryMemory(
             range_query_limit=config.range_query_limit,
             cross_session_max_limit=config.cross_session_max_limit,
             logger=ctx.logger,
         )
-        ctx.provide(memory, self.store, priority=PRIORITY)
-
-    async def stop(self) -> None:
-        self.store = None
-
-    @hookimpl
-    def memory_clear_types(self) -> list[ClearType]:
-        return [CONTEXT_CLEAR_TYPE]
 
 
 __all__ = ["PRIORITY", "InMemoryConfig", "MemoryInmemory"]

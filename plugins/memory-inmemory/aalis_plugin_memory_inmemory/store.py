@@ -10,8 +10,9 @@ Why it is still careful:
 * Copies on write and on read. Callers share nothing with the store: a message is copied
   when saved and again when returned, and metadata is kept as JSON text (which also lets the
   store hold an unreadable entry, as a database can).
-* Atomic calls. Every method validates its whole input first and then does its work without
-  an ``await`` in between, so on one event loop no other coroutine can observe half a batch.
+* Atomic calls. ``CompleteMemoryBackend`` (aalis_api_memory.backend) validates the whole
+  input first; the storage methods here then do their work without suspending, so on one
+  event loop no other coroutine can observe half a batch.
 * Order by ``(timestamp, insertion sequence)``, as every backend must.
 """
 
@@ -23,44 +24,31 @@ from collections.abc import Sequence
 from typing import Any
 
 import attrs
+from aalis_api_memory.backend import (
+    CompleteMemoryBackend,
+    EncodedOp,
+    ExactCommit,
+    ImportRecord,
+    RangeQuery,
+    RecentQuery,
+)
 from aalis_api_memory.exact import (
     ArchiveConflict,
     HistorySnapshot,
-    MetadataGuard,
-    check_guard,
-    check_ids,
-    check_marker,
     same_entry,
 )
 from aalis_api_memory.types import (
     MetadataEntry,
-    MetadataOp,
     RecentMessageRecord,
-    RecentMessagesQuery,
     SessionInfo,
     StoredMessage,
 )
 from aalis_api_memory.validation import (
     DEFAULT_CROSS_SESSION_MAX_LIMIT,
-    DEFAULT_FULL_HISTORY_LIMIT,
-    DEFAULT_HISTORY_LIMIT,
     DEFAULT_RANGE_QUERY_LIMIT,
-    DEFAULT_RECENT_LIMIT,
-    check_count,
-    check_keep,
     check_key,
-    check_limit,
-    check_message,
     check_namespace,
-    check_recent_query,
-    check_replacement,
-    check_session_id,
-    check_str_filter,
-    check_timestamp,
-    check_timestamps,
     decode_metadata,
-    encode_batch,
-    encode_metadata,
     take_last,
 )
 from aalis_schema_message import CONTROL_KINDS, Message, now_ms
@@ -100,13 +88,13 @@ def _positive_int(value: object, what: str) -> int:
     return value
 
 
-class InMemoryMemory:
+class InMemoryMemory(CompleteMemoryBackend):
     """Chat history and metadata in dicts; nothing survives the process.
 
     ``range_query_limit`` caps ``get_messages_by_session_range`` (the earliest N);
     ``cross_session_max_limit`` caps ``get_recent_messages_across_sessions``. ``logger``
     receives the warning for an unreadable metadata entry (a structlog-style logger; the
-    plugin passes its own).
+    plugin passes its own). Arguments are checked by ``CompleteMemoryBackend``.
     """
 
     def __init__(
@@ -137,9 +125,10 @@ class InMemoryMemory:
     def _rows(self, session_id: str) -> list[_Row]:
         return self._sessions.get(session_id, [])
 
-    def _insert(self, session_id: str, message: Message, archived: bool = False) -> None:
+    def _insert(
+        self, session_id: str, message: Message, timestamp: int, archived: bool = False
+    ) -> None:
         # Copy on write: the stored message shares no container with the caller's.
-        timestamp = message.timestamp if message.timestamp is not None else now_ms()
         stored = attrs.evolve(message, timestamp=timestamp)
         self._seq += 1
         row = _Row(timestamp, self._seq, stored, archived)
@@ -157,8 +146,6 @@ class InMemoryMemory:
     @staticmethod
     def _last_conversation(rows: list[_Row], limit: Limit) -> list[_Row]:
         """Every row after the (limit+1)-th newest conversation row (markers included)."""
-        if limit == 0:
-            return []
         if limit == math.inf:
             return rows
         seen = 0
@@ -171,120 +158,84 @@ class InMemoryMemory:
 
     # -- history --------------------------------------------------------------------------
 
-    async def save_message(self, session_id: str, message: Message) -> None:
-        check_session_id(session_id)
-        check_message(message)
-        self._insert(session_id, message)
+    async def _save_message(self, session_id: str, message: Message, timestamp: int) -> None:
+        self._insert(session_id, message, timestamp)
 
-    async def get_history(self, session_id: str, limit: Limit | None = None) -> list[Message]:
-        check_session_id(session_id)
-        count = check_limit(limit, DEFAULT_HISTORY_LIMIT)
-        return [self._out(row) for row in self._last_conversation(self._active(session_id), count)]
+    async def _get_history(self, session_id: str, limit: Limit) -> list[Message]:
+        return [self._out(row) for row in self._last_conversation(self._active(session_id), limit)]
 
-    async def count_history(self, session_id: str) -> int:
-        check_session_id(session_id)
+    async def _count_history(self, session_id: str) -> int:
         return sum(1 for row in self._rows(session_id) if not row.archived and row.conversation)
 
-    async def get_full_history(self, session_id: str, limit: Limit | None = None) -> list[Message]:
-        check_session_id(session_id)
-        count = check_limit(limit, DEFAULT_FULL_HISTORY_LIMIT)
-        return [self._out(row) for row in take_last(self._rows(session_id), count)]
+    async def _get_full_history(self, session_id: str, limit: Limit) -> list[Message]:
+        return [self._out(row) for row in take_last(self._rows(session_id), limit)]
 
-    async def archive_span(self, session_id: str, count: Limit, keep: Sequence[int] = ()) -> int:
-        check_session_id(session_id)
-        span = check_count(count)
-        kept = check_keep(keep)
+    async def _archive_span(self, session_id: str, count: Limit, keep: frozenset[int]) -> int:
         active = self._active(session_id)
-        chosen = active if span == math.inf else active[: int(span)]
+        chosen = active if count == math.inf else active[: int(count)]
         archived = 0
         for position, row in enumerate(chosen):
-            if position not in kept:
+            if position not in keep:
                 row.archived = True
                 archived += 1
         return archived
 
-    async def clear_session(self, session_id: str) -> None:
-        check_session_id(session_id)
+    async def _clear_session(self, session_id: str) -> None:
         self._sessions.pop(session_id, None)
 
     # -- exact archiving (aalis_api_memory.exact) -----------------------------------------
 
-    async def history_snapshot(self, session_id: str) -> HistorySnapshot:
-        check_session_id(session_id)
+    async def _history_snapshot(self, session_id: str) -> HistorySnapshot:
         # ``seq`` is store-wide and never reused, so it names one message for good.
         rows = self._active(session_id)
         return HistorySnapshot(
             tuple(self._out(row) for row in rows), tuple(str(row.seq) for row in rows)
         )
 
-    async def archive_exact(
-        self,
-        session_id: str,
-        ids: Sequence[str],
-        *,
-        guard: MetadataGuard,
-        marker: Message | None = None,
-    ) -> int:
-        check_session_id(session_id)
-        wanted = check_ids(ids)
-        checked = check_guard(guard)
-        stamp = check_marker(marker)
-        # Checks first, then every change without an await: one atomic step on the loop.
-        entry = self._metadata.get(checked.namespace, {}).get(checked.key)
+    async def _archive_exact(self, session_id: str, commit: ExactCommit) -> int:
+        # Every change without an await: one atomic step on the loop.
+        guard = commit.guard
+        entry = self._metadata.get(guard.namespace, {}).get(guard.key)
         stored = None if entry is None else decode_metadata(entry.text)
-        if not same_entry(stored, checked.expected):
+        if not same_entry(stored, guard.expected):
             raise ArchiveConflict("guard", "the guard entry changed since the snapshot")
         active = {str(row.seq): row for row in self._active(session_id)}
-        rows = [active.get(ident) for ident in wanted]
+        rows = [active.get(ident) for ident in commit.ids]
         if any(row is None for row in rows):
             raise ArchiveConflict("messages", "a message of the snapshot is no longer active")
         for row in rows:
             assert row is not None
             row.archived = True
-        self._metadata.setdefault(checked.namespace, {})[checked.key] = _Entry(
-            checked.text, now_ms()
-        )
-        if stamp is not None:
-            self._insert(session_id, stamp)
+        entry = _Entry(guard.text, commit.updated_at)
+        self._metadata.setdefault(guard.namespace, {})[guard.key] = entry
+        if commit.marker is not None:
+            self._insert(session_id, commit.marker.message, commit.marker.timestamp)
         return len(rows)
 
-    async def clear_all(self) -> None:
+    async def _clear_all(self) -> None:
         self._sessions.clear()
 
-    async def get_messages_by_session_range(
-        self,
-        session_id: str,
-        from_ts: int,
-        to_ts: int,
-        roles: Sequence[str] | None = None,
-        exclude_kinds: Sequence[str] | None = None,
+    async def _get_messages_by_session_range(
+        self, session_id: str, query: RangeQuery
     ) -> list[Message]:
-        check_session_id(session_id)
-        low = check_timestamp(from_ts, "from_ts")
-        high = check_timestamp(to_ts, "to_ts")
-        wanted_roles = check_str_filter(roles, "roles")
-        excluded = set(check_str_filter(exclude_kinds, "exclude_kinds") or ())
+        excluded = set(query.exclude_kinds or ())
         found: list[Message] = []
         for row in self._rows(session_id):
             if len(found) >= self.range_query_limit:
                 break
-            if not low <= row.timestamp <= high:
+            if not query.from_ts <= row.timestamp <= query.to_ts:
                 continue
-            if wanted_roles and row.message.role not in wanted_roles:
+            if query.roles and row.message.role not in query.roles:
                 continue
             if row.message.kind is not None and row.message.kind in excluded:
                 continue
             found.append(self._out(row))
         return found
 
-    async def get_recent_messages_across_sessions(
-        self, query: RecentMessagesQuery
+    async def _get_recent_messages_across_sessions(
+        self, query: RecentQuery
     ) -> list[RecentMessageRecord]:
-        check_recent_query(query)
-        limit = min(check_limit(query.limit, DEFAULT_HISTORY_LIMIT), self.cross_session_max_limit)
-        if limit == 0:
-            return []
-        roles = set(query.effective_roles)
+        roles = set(query.roles)
         kinds = None if query.kinds is None else set(query.kinds)
         excluded = set(query.exclude_kinds or ())
         skipped = set(query.exclude_session_ids or ())
@@ -308,32 +259,26 @@ class InMemoryMemory:
                     continue
                 matches.append((row, session_id))
         matches.sort(key=lambda item: item[0].order)
-        newest = matches[-int(limit) :] if limit != math.inf else matches
-        return [RecentMessageRecord(session_id, self._out(row)) for row, session_id in newest]
+        return [
+            RecentMessageRecord(session_id, self._out(row))
+            for row, session_id in matches[-query.limit :]
+        ]
 
-    async def update_message_content(
-        self,
-        session_id: str,
-        old_text: str,
-        new_text: str,
-        recent_limit: Limit | None = None,
+    async def _update_message_content(
+        self, session_id: str, old: str, new: str, recent_limit: Limit
     ) -> int:
-        check_session_id(session_id)
-        old, new = check_replacement(old_text, new_text)
-        count = check_limit(recent_limit, DEFAULT_RECENT_LIMIT, "recent_limit")
         changed = 0
-        for row in take_last(self._rows(session_id), count):
+        for row in take_last(self._rows(session_id), recent_limit):
             content = row.message.content
             if isinstance(content, str) and old in content:
                 row.message = attrs.evolve(row.message, content=content.replace(old, new))
                 changed += 1
         return changed
 
-    async def delete_messages_by_timestamps(
+    async def _delete_messages_by_timestamps(
         self, session_id: str, timestamps: Sequence[int]
     ) -> int:
-        check_session_id(session_id)
-        doomed = set(check_timestamps(timestamps))
+        doomed = set(timestamps)
         rows = self._rows(session_id)
         kept = [row for row in rows if row.timestamp not in doomed]
         deleted = len(rows) - len(kept)
@@ -346,7 +291,7 @@ class InMemoryMemory:
 
     # -- extensions -----------------------------------------------------------------------
 
-    async def list_sessions(self) -> list[SessionInfo]:
+    async def _list_sessions(self) -> list[SessionInfo]:
         infos = []
         for session_id, rows in self._sessions.items():
             archived = sum(1 for row in rows if row.archived)
@@ -362,36 +307,20 @@ class InMemoryMemory:
         infos.sort(key=lambda info: info.last_timestamp or 0, reverse=True)
         return infos
 
-    async def export_session(self, session_id: str) -> list[StoredMessage]:
-        check_session_id(session_id)
+    async def _export_session(self, session_id: str) -> list[StoredMessage]:
         return [StoredMessage(self._out(row), row.archived) for row in self._rows(session_id)]
 
-    async def import_messages(self, session_id: str, records: Sequence[StoredMessage]) -> int:
-        check_session_id(session_id)
-        if isinstance(records, (str, bytes)):
-            raise TypeError("records must be a sequence of StoredMessage")
-        batch = list(records)
-        for record in batch:
-            if not isinstance(record, StoredMessage):
-                raise TypeError(f"records must be StoredMessage, got {type(record).__name__}")
-            check_message(record.message)
-            if not isinstance(record.archived, bool):
-                raise TypeError(f"StoredMessage.archived must be a bool, got {record.archived!r}")
-        for record in batch:
-            self._insert(session_id, record.message, record.archived)
-        return len(batch)
+    async def _import_messages(self, session_id: str, records: Sequence[ImportRecord]) -> int:
+        for record in records:
+            self._insert(session_id, record.message, record.timestamp, record.archived)
+        return len(records)
 
     # -- metadata -------------------------------------------------------------------------
 
-    async def save_metadata(self, namespace: str, key: str, data: dict[str, Any]) -> None:
-        check_namespace(namespace)
-        check_key(key)
-        text = encode_metadata(data)
-        self._metadata.setdefault(namespace, {})[key] = _Entry(text, now_ms())
+    async def _save_metadata(self, namespace: str, key: str, text: str, updated_at: int) -> None:
+        self._metadata.setdefault(namespace, {})[key] = _Entry(text, updated_at)
 
-    async def get_metadata(self, namespace: str, key: str) -> dict[str, Any] | None:
-        check_namespace(namespace)
-        check_key(key)
+    async def _get_metadata(self, namespace: str, key: str) -> dict[str, Any] | None:
         entry = self._metadata.get(namespace, {}).get(key)
         if entry is None:
             return None
@@ -400,8 +329,7 @@ class InMemoryMemory:
             self._log().warning("unreadable metadata entry", namespace=namespace, key=key)
         return data
 
-    async def list_metadata(self, namespace: str) -> list[MetadataEntry]:
-        check_namespace(namespace)
+    async def _list_metadata(self, namespace: str) -> list[MetadataEntry]:
         entries = []
         for key, entry in sorted(self._metadata.get(namespace, {}).items()):
             data = decode_metadata(entry.text)
@@ -409,34 +337,30 @@ class InMemoryMemory:
                 entries.append(MetadataEntry(key=key, data=data, updated_at=entry.updated_at))
         return entries
 
-    async def list_metadata_keys(self, namespace: str) -> list[str]:
-        check_namespace(namespace)
+    async def _list_metadata_keys(self, namespace: str) -> list[str]:
         return sorted(self._metadata.get(namespace, {}))
 
-    async def list_namespaces(self) -> list[str]:
+    async def _list_namespaces(self) -> list[str]:
         return sorted(namespace for namespace, entries in self._metadata.items() if entries)
 
-    async def delete_metadata(self, namespace: str, key: str) -> None:
-        check_namespace(namespace)
-        check_key(key)
-        self._delete(namespace, key)
+    async def _delete_metadata(self, namespace: str, key: str) -> None:
+        self._drop(namespace, key)
 
-    def _delete(self, namespace: str, key: str) -> None:
+    def _drop(self, namespace: str, key: str) -> None:
         entries = self._metadata.get(namespace)
         if entries is not None:
             entries.pop(key, None)
             if not entries:
                 del self._metadata[namespace]
 
-    async def commit_metadata(self, ops: Sequence[MetadataOp]) -> None:
-        batch = encode_batch(ops)  # the whole batch is checked before anything is applied
-        stamp = now_ms()
-        for op, namespace, key, text in batch:
+    async def _commit_metadata(self, ops: Sequence[EncodedOp], updated_at: int) -> None:
+        # No await in between: on one event loop nobody observes half a batch.
+        for op, namespace, key, text in ops:
             if op == "put":
                 assert text is not None
-                self._metadata.setdefault(namespace, {})[key] = _Entry(text, stamp)
+                self._metadata.setdefault(namespace, {})[key] = _Entry(text, updated_at)
             else:
-                self._delete(namespace, key)
+                self._drop(namespace, key)
 
     def put_raw_metadata(self, namespace: str, key: str, raw_text: str) -> None:
         """Store ``raw_text`` as is, unreadable or not: lets tests reproduce a corrupt entry."""

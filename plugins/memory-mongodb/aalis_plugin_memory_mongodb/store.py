@@ -25,49 +25,34 @@ from __future__ import annotations
 import asyncio
 import json
 import math
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 import bson
+from aalis_api_memory.backend import (
+    CompleteMemoryBackend,
+    EncodedOp,
+    ExactCommit,
+    ImportRecord,
+    RangeQuery,
+    RecentQuery,
+)
 from aalis_api_memory.errors import BackendUnavailable
 from aalis_api_memory.exact import (
     ArchiveConflict,
     HistorySnapshot,
-    MetadataGuard,
-    check_guard,
-    check_ids,
-    check_marker,
     same_entry,
 )
 from aalis_api_memory.types import (
     MetadataEntry,
-    MetadataOp,
     RecentMessageRecord,
-    RecentMessagesQuery,
     SessionInfo,
     StoredMessage,
 )
 from aalis_api_memory.validation import (
     DEFAULT_CROSS_SESSION_MAX_LIMIT,
-    DEFAULT_FULL_HISTORY_LIMIT,
-    DEFAULT_HISTORY_LIMIT,
     DEFAULT_RANGE_QUERY_LIMIT,
-    DEFAULT_RECENT_LIMIT,
     Limit,
-    check_count,
-    check_keep,
-    check_key,
-    check_limit,
-    check_message,
-    check_namespace,
-    check_recent_query,
-    check_replacement,
-    check_session_id,
-    check_str_filter,
-    check_timestamp,
-    check_timestamps,
-    encode_batch,
-    encode_metadata,
 )
 from aalis_schema_message import CONTROL_KINDS, Message, now_ms
 from bson import ObjectId
@@ -86,8 +71,6 @@ from pymongo.errors import DuplicateKeyError, PyMongoError
 
 from aalis_core.logging import get_logger
 from aalis_plugin_memory_mongodb.codec import (
-    INT64_MAX,
-    INT64_MIN,
     StoredDataError,
     decode_json,
     document_message,
@@ -129,14 +112,8 @@ def _encode(doc: Mapping[str, Any], what: str) -> RawBSONDocument:
     return RawBSONDocument(raw)
 
 
-#: A count this large means "everything": no collection holds that many documents, and
-#: BSON (hence the ``limit`` of a command) stops at int64.
+#: A sequence number no store reaches (an int64, as the real ones), for sizing a document.
 _UNBOUNDED = 2**62
-
-
-def _bounded(limit: Limit) -> Limit:
-    """A validated limit, with absurdly large ones read as ``math.inf``."""
-    return math.inf if limit >= _UNBOUNDED else limit
 
 
 def _count(limit: Limit) -> int:
@@ -144,12 +121,13 @@ def _count(limit: Limit) -> int:
     return 0 if limit == math.inf else int(limit)
 
 
-class MongoMemory:
+class MongoMemory(CompleteMemoryBackend):
     """A ``MemoryService`` with every optional method and extension, on one MongoDB database.
 
     Build it with ``await MongoMemory.connect(config)`` (which pings and creates indexes), or
     from an existing ``AsyncMongoClient`` followed by ``await store.ensure_indexes()``.
-    ``close()`` closes the client only when ``connect`` created it.
+    ``close()`` closes the client only when ``connect`` created it. Arguments are checked by
+    ``CompleteMemoryBackend``.
     """
 
     def __init__(
@@ -319,20 +297,14 @@ class MongoMemory:
         cursor = self._messages.find(flt, projection, sort=sort, limit=limit)
         return await cursor.to_list()
 
-    async def save_message(self, session_id: str, message: Message) -> None:
-        check_session_id(session_id)
-        check_message(message)
-        timestamp = message.timestamp if message.timestamp is not None else now_ms()
+    async def _save_message(self, session_id: str, message: Message, timestamp: int) -> None:
         doc = message_document(session_id, message, timestamp, archived=False)
         doc["_id"] = ObjectId()
         doc["seq"] = await self._next_seq()
         await self._messages.insert_one(_encode(doc, "message"))
 
-    async def get_history(self, session_id: str, limit: Limit | None = None) -> list[Message]:
-        check_session_id(session_id)
-        count = _bounded(check_limit(limit, DEFAULT_HISTORY_LIMIT))
-        if count == 0:
-            return []
+    async def _get_history(self, session_id: str, limit: Limit) -> list[Message]:
+        count = limit
         active: Document = {"session_id": escape_str(session_id), "archived": False}
         if count == math.inf:
             return [self._decode(doc) for doc in await self._find(active, sort=_ORDER)]
@@ -355,36 +327,26 @@ class MongoMemory:
                 return [self._decode(kept) for kept in reversed(window)]
             fetch *= 4
 
-    async def count_history(self, session_id: str) -> int:
-        check_session_id(session_id)
+    async def _count_history(self, session_id: str) -> int:
         return await self._messages.count_documents(
             {"session_id": escape_str(session_id), "archived": False, "kind": {"$nin": _CONTROL}}
         )
 
-    async def get_full_history(self, session_id: str, limit: Limit | None = None) -> list[Message]:
-        check_session_id(session_id)
-        count = _bounded(check_limit(limit, DEFAULT_FULL_HISTORY_LIMIT))
-        if count == 0:
-            return []
+    async def _get_full_history(self, session_id: str, limit: Limit) -> list[Message]:
         docs = await self._find(
-            {"session_id": escape_str(session_id)}, sort=_REVERSE, limit=_count(count)
+            {"session_id": escape_str(session_id)}, sort=_REVERSE, limit=_count(limit)
         )
         return [self._decode(doc) for doc in reversed(docs)]
 
-    async def archive_span(self, session_id: str, count: Limit, keep: Sequence[int] = ()) -> int:
-        check_session_id(session_id)
-        span = _bounded(check_count(count))
-        kept = check_keep(keep)
-        if span == 0:
-            return 0
+    async def _archive_span(self, session_id: str, count: Limit, keep: frozenset[int]) -> int:
         sid = escape_str(session_id)
         docs = await self._find(
             {"session_id": sid, "archived": False},
             sort=_ORDER,
-            limit=_count(span),
+            limit=_count(count),
             projection={"_id": 1},
         )
-        ids = [doc["_id"] for position, doc in enumerate(docs) if position not in kept]
+        ids = [doc["_id"] for position, doc in enumerate(docs) if position not in keep]
         if not ids:
             return 0
         result = await self._messages.update_many(
@@ -393,8 +355,7 @@ class MongoMemory:
         )
         return result.modified_count
 
-    async def clear_session(self, session_id: str) -> None:
-        check_session_id(session_id)
+    async def _clear_session(self, session_id: str) -> None:
         await self._messages.delete_many({"session_id": escape_str(session_id)})
 
     # -- exact archiving (aalis_api_memory.exact) ---------------------------------------
@@ -408,8 +369,7 @@ class MongoMemory:
     # entry set back, and when the archive itself fails the entry keeps the new data.
     # (``find`` rather than ``count_documents`` with an ``_id`` filter: nx-27017 counts 0.)
 
-    async def history_snapshot(self, session_id: str) -> HistorySnapshot:
-        check_session_id(session_id)
+    async def _history_snapshot(self, session_id: str) -> HistorySnapshot:
         docs = await self._find(
             {"session_id": escape_str(session_id), "archived": False}, sort=_ORDER
         )
@@ -417,36 +377,27 @@ class MongoMemory:
             tuple(self._decode(doc) for doc in docs), tuple(str(doc["_id"]) for doc in docs)
         )
 
-    async def archive_exact(
-        self,
-        session_id: str,
-        ids: Sequence[str],
-        *,
-        guard: MetadataGuard,
-        marker: Message | None = None,
-    ) -> int:
-        check_session_id(session_id)
-        wanted = check_ids(ids)
-        checked = check_guard(guard)
-        stamp = check_marker(marker)
+    async def _archive_exact(self, session_id: str, commit: ExactCommit) -> int:
+        guard, marker = commit.guard, commit.marker
         marker_doc: Document | None = None
-        if stamp is not None:
-            timestamp = stamp.timestamp if stamp.timestamp is not None else now_ms()
-            marker_doc = message_document(session_id, stamp, timestamp, archived=False)
+        if marker is not None:
+            marker_doc = message_document(
+                session_id, marker.message, marker.timestamp, archived=False
+            )
             _encode(marker_doc, "marker")
-        entry = self._metadata_document(checked.namespace, checked.key, checked.text, now_ms())
+        entry = self._metadata_document(guard.namespace, guard.key, guard.text, commit.updated_at)
         new_rev = entry["rev"]
         sid = escape_str(session_id)
         oids: list[ObjectId] = []
-        for ident in wanted:
+        for ident in commit.ids:
             if not bson.ObjectId.is_valid(ident):
                 raise ArchiveConflict("messages", "an id does not name a message of this store")
             oids.append(ObjectId(ident))
-        flt = self._metadata_filter(checked.namespace, checked.key)
+        flt = self._metadata_filter(guard.namespace, guard.key)
 
         current = await self._metadata.find_one(flt)
         stored = None if current is None else self._read_data(current)
-        if not same_entry(stored, checked.expected):
+        if not same_entry(stored, guard.expected):
             raise ArchiveConflict("guard", "the guard entry changed since the snapshot")
         active: Document = {"_id": {"$in": oids}, "session_id": sid, "archived": False}
         if oids and len(await self._find(active, sort=_ORDER, projection={"_id": 1})) != len(oids):
@@ -491,85 +442,59 @@ class MongoMemory:
         else:
             await self._metadata.replace_one({**flt, "rev": rev}, previous)
 
-    async def clear_all(self) -> None:
+    async def _clear_all(self) -> None:
         await self._messages.delete_many({})
 
-    async def get_messages_by_session_range(
-        self,
-        session_id: str,
-        from_ts: int,
-        to_ts: int,
-        roles: Sequence[str] | None = None,
-        exclude_kinds: Sequence[str] | None = None,
+    async def _get_messages_by_session_range(
+        self, session_id: str, query: RangeQuery
     ) -> list[Message]:
-        check_session_id(session_id)
-        low = check_timestamp(from_ts, "from_ts")
-        high = check_timestamp(to_ts, "to_ts")
-        role_list = check_str_filter(roles, "roles")
-        excluded = check_str_filter(exclude_kinds, "exclude_kinds")
-        low, high = max(low, INT64_MIN), min(high, INT64_MAX)
-        if low > high:
-            return []
         flt: Document = {
             "session_id": escape_str(session_id),
-            "timestamp": {"$gte": low, "$lte": high},
+            "timestamp": {"$gte": query.from_ts, "$lte": query.to_ts},
         }
-        if role_list:
-            flt["role"] = {"$in": [escape_str(role) for role in role_list]}
-        if excluded:
+        if query.roles:
+            flt["role"] = {"$in": [escape_str(role) for role in query.roles]}
+        if query.exclude_kinds:
             # $nin matches a missing/None kind, so kind-less messages are never excluded.
-            flt["kind"] = {"$nin": [escape_str(kind) for kind in excluded]}
+            flt["kind"] = {"$nin": [escape_str(kind) for kind in query.exclude_kinds]}
         docs = await self._find(flt, sort=_ORDER, limit=self.range_query_limit)
         return [self._decode(doc) for doc in docs]
 
-    async def get_recent_messages_across_sessions(
-        self, query: RecentMessagesQuery
+    async def _get_recent_messages_across_sessions(
+        self, query: RecentQuery
     ) -> list[RecentMessageRecord]:
-        check_recent_query(query)
-        wanted = check_limit(query.limit, DEFAULT_HISTORY_LIMIT, "query.limit")
-        count = min(wanted, self.cross_session_max_limit)
-        if count == 0:
-            return []
         flt: Document = {
             "archived": False,
-            "role": {"$in": [escape_str(role) for role in query.effective_roles]},
+            "role": {"$in": [escape_str(role) for role in query.roles]},
         }
         kind: Document = {}
         if query.kinds is not None:
-            # A whitelist: it excludes kind-less messages, and an empty one matches nothing.
+            # A whitelist: it excludes kind-less messages.
             kind["$in"] = [escape_str(k) for k in query.kinds]
         if query.exclude_kinds:
             kind["$nin"] = [escape_str(k) for k in query.exclude_kinds]
         if kind:
             flt["kind"] = kind
         if query.since_ts is not None:
-            if query.since_ts > INT64_MAX:
-                return []
-            flt["timestamp"] = {"$gte": max(query.since_ts, INT64_MIN)}
+            flt["timestamp"] = {"$gte": query.since_ts}
         if query.platform is not None:
             flt["platform"] = escape_str(query.platform)
         if query.exclude_session_ids:
             flt["session_id"] = {"$nin": [escape_str(s) for s in query.exclude_session_ids]}
-        docs = await self._find(flt, sort=_REVERSE, limit=int(count))
+        docs = await self._find(flt, sort=_REVERSE, limit=query.limit)
         return [
             RecentMessageRecord(unescape_str(doc["session_id"]), self._decode(doc))
             for doc in reversed(docs)
         ]
 
-    async def update_message_content(
-        self, session_id: str, old_text: str, new_text: str, recent_limit: Limit | None = None
+    async def _update_message_content(
+        self, session_id: str, old: str, new: str, recent_limit: Limit
     ) -> int:
-        check_session_id(session_id)
-        old, new = check_replacement(old_text, new_text)
-        count = _bounded(check_limit(recent_limit, DEFAULT_RECENT_LIMIT, "recent_limit"))
-        encode_json(new, "new_text")  # refuses what BSON cannot carry, before any write
-        if count == 0:
-            return 0
         sid = escape_str(session_id)
         # The whole body is projected: nested-path projections ("body.content") come back
         # flattened from some wire servers (nx-27017).
         docs = await self._find(
-            {"session_id": sid}, sort=_REVERSE, limit=_count(count), projection={"body": 1}
+            {"session_id": sid}, sort=_REVERSE, limit=_count(recent_limit), projection={"body": 1}
         )
         updates = []
         for doc in docs:
@@ -587,19 +512,15 @@ class MongoMemory:
         await self._messages.bulk_write(updates, ordered=True)
         return len(updates)
 
-    async def delete_messages_by_timestamps(
-        self, session_id: str, timestamps: Iterable[int]
+    async def _delete_messages_by_timestamps(
+        self, session_id: str, timestamps: Sequence[int]
     ) -> int:
-        check_session_id(session_id)
-        wanted = sorted({ts for ts in check_timestamps(timestamps) if INT64_MIN <= ts <= INT64_MAX})
-        if not wanted:
-            return 0
         result = await self._messages.delete_many(
-            {"session_id": escape_str(session_id), "timestamp": {"$in": wanted}}
+            {"session_id": escape_str(session_id), "timestamp": {"$in": list(timestamps)}}
         )
         return result.deleted_count
 
-    async def list_sessions(self) -> list[SessionInfo]:
+    async def _list_sessions(self) -> list[SessionInfo]:
         # No caller value enters this pipeline; "$session_id" etc. are our own field paths.
         # Booleans are compared with $eq rather than used as a $cond condition: some wire
         # servers (nx-27017) refuse a bare field path there.
@@ -630,29 +551,15 @@ class MongoMemory:
         infos.sort(key=lambda info: (-(info.last_timestamp or 0), info.session_id))
         return infos
 
-    async def export_session(self, session_id: str) -> list[StoredMessage]:
-        check_session_id(session_id)
+    async def _export_session(self, session_id: str) -> list[StoredMessage]:
         docs = await self._find({"session_id": escape_str(session_id)}, sort=_ORDER)
         return [StoredMessage(self._decode(doc), bool(doc.get("archived"))) for doc in docs]
 
-    async def import_messages(self, session_id: str, records: Sequence[StoredMessage]) -> int:
-        check_session_id(session_id)
-        if isinstance(records, (str, bytes, Mapping)) or not isinstance(records, Iterable):
-            raise TypeError(
-                f"records must be a sequence of StoredMessage, got {type(records).__name__}"
-            )
-        items = list(records)
-        docs: list[Document] = []
-        for record in items:
-            if not isinstance(record, StoredMessage):
-                raise TypeError(f"records must be StoredMessage, got {type(record).__name__}")
-            message = check_message(record.message)
-            if not isinstance(record.archived, bool):
-                raise TypeError(f"StoredMessage.archived must be a bool, got {record.archived!r}")
-            timestamp = message.timestamp if message.timestamp is not None else now_ms()
-            docs.append(message_document(session_id, message, timestamp, record.archived))
-        if not docs:
-            return 0
+    async def _import_messages(self, session_id: str, records: Sequence[ImportRecord]) -> int:
+        docs = [
+            message_document(session_id, record.message, record.timestamp, record.archived)
+            for record in records
+        ]
         last = await self._next_seq(len(docs))
         encoded = []
         for offset, doc in enumerate(docs):
@@ -707,15 +614,11 @@ class MongoMemory:
             return None
         return data if isinstance(data, dict) else None
 
-    async def save_metadata(self, namespace: str, key: str, data: dict[str, Any]) -> None:
-        check_namespace(namespace)
-        check_key(key)
-        doc = self._metadata_document(namespace, key, encode_metadata(data), now_ms())
+    async def _save_metadata(self, namespace: str, key: str, text: str, updated_at: int) -> None:
+        doc = self._metadata_document(namespace, key, text, updated_at)
         await self._metadata.replace_one(self._metadata_filter(namespace, key), doc, upsert=True)
 
-    async def get_metadata(self, namespace: str, key: str) -> dict[str, Any] | None:
-        check_namespace(namespace)
-        check_key(key)
+    async def _get_metadata(self, namespace: str, key: str) -> dict[str, Any] | None:
         async with self._batch_lock.reading():
             doc = await self._metadata.find_one(self._metadata_filter(namespace, key))
         if doc is None:
@@ -730,8 +633,7 @@ class MongoMemory:
             )
         return data
 
-    async def list_metadata(self, namespace: str) -> list[MetadataEntry]:
-        check_namespace(namespace)
+    async def _list_metadata(self, namespace: str) -> list[MetadataEntry]:
         async with self._batch_lock.reading():
             docs = await self._metadata.find({"namespace": escape_str(namespace)}).to_list()
         entries = []
@@ -750,28 +652,26 @@ class MongoMemory:
         entries.sort(key=lambda entry: entry.key)
         return entries
 
-    async def list_metadata_keys(self, namespace: str) -> list[str]:
-        check_namespace(namespace)
+    async def _list_metadata_keys(self, namespace: str) -> list[str]:
         async with self._batch_lock.reading():
             cursor = self._metadata.find({"namespace": escape_str(namespace)}, {"key": 1, "_id": 0})
             docs = await cursor.to_list()
         return sorted(unescape_str(doc["key"]) for doc in docs)
 
-    async def delete_metadata(self, namespace: str, key: str) -> None:
-        check_namespace(namespace)
-        check_key(key)
+    async def _delete_metadata(self, namespace: str, key: str) -> None:
         await self._metadata.delete_one(self._metadata_filter(namespace, key))
 
-    async def commit_metadata(self, ops: Sequence[MetadataOp]) -> None:
-        encoded = encode_batch(ops)  # validates every op and its data before anything else
-        now = now_ms()
+    async def _commit_metadata(self, ops: Sequence[EncodedOp], updated_at: int) -> None:
+        # Every op's data is encoded to BSON before anything is sent.
         writes: list[ReplaceOne[Any] | DeleteOne] = []
-        for op, namespace, key, text in encoded:
+        for op, namespace, key, text in ops:
             flt = self._metadata_filter(namespace, key)
             if op == "put":
                 assert text is not None
                 writes.append(
-                    ReplaceOne(flt, self._metadata_document(namespace, key, text, now), upsert=True)
+                    ReplaceOne(
+                        flt, self._metadata_document(namespace, key, text, updated_at), upsert=True
+                    )
                 )
             else:
                 writes.append(DeleteOne(flt))
@@ -779,7 +679,7 @@ class MongoMemory:
             async with self._batch_lock.writing():
                 await self._metadata.bulk_write(writes, ordered=True)
 
-    async def list_namespaces(self) -> list[str]:
+    async def _list_namespaces(self) -> list[str]:
         # $group rather than distinct(): nx-27017's distinct turns strings such as "1",
         # "false" or "null" into numbers, booleans and None.
         async with self._batch_lock.reading():

@@ -1,8 +1,9 @@
 """``PostgresMemory``: the ``MemoryService`` on PostgreSQL, every optional method included.
 
-Each method validates and encodes its input with the shared helpers of
-``aalis_api_memory.validation`` before anything is sent (bad input raises and changes nothing,
-as on every backend), then runs on a connection borrowed from a psycopg ``AsyncConnectionPool``.
+The contract's methods come from ``CompleteMemoryBackend`` (aalis_api_memory.backend), which
+validates and normalises every argument before anything is sent (bad input raises and changes
+nothing, as on every backend); the storage methods here encode and run on a connection borrowed
+from a psycopg ``AsyncConnectionPool``.
 
 Transactions. Connections are in autocommit mode, so a single statement is its own transaction
 and costs one round trip: ``save_message`` is one statement (a data-modifying CTE that bumps the
@@ -24,47 +25,28 @@ from __future__ import annotations
 
 import asyncio
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import structlog
-from aalis_api_memory.errors import BackendUnavailable, StoreClosed
-from aalis_api_memory.exact import (
-    HistorySnapshot,
-    MetadataGuard,
-    check_guard,
-    check_ids,
-    check_marker,
+from aalis_api_memory.backend import (
+    CompleteMemoryBackend,
+    EncodedOp,
+    ExactCommit,
+    ImportRecord,
+    RangeQuery,
+    RecentQuery,
 )
+from aalis_api_memory.errors import BackendUnavailable, StoreClosed
+from aalis_api_memory.exact import HistorySnapshot
 from aalis_api_memory.types import (
     MetadataEntry,
-    MetadataOp,
     RecentMessageRecord,
-    RecentMessagesQuery,
     SessionInfo,
     StoredMessage,
 )
-from aalis_api_memory.validation import (
-    DEFAULT_FULL_HISTORY_LIMIT,
-    DEFAULT_HISTORY_LIMIT,
-    DEFAULT_RECENT_LIMIT,
-    check_count,
-    check_keep,
-    check_key,
-    check_limit,
-    check_message,
-    check_namespace,
-    check_recent_query,
-    check_replacement,
-    check_session_id,
-    check_str_filter,
-    check_timestamp,
-    check_timestamps,
-    decode_metadata,
-    encode_batch,
-    encode_metadata,
-)
-from aalis_schema_message import Message, now_ms
+from aalis_api_memory.validation import decode_metadata
+from aalis_schema_message import Message
 from psycopg import AsyncConnection
 from psycopg_pool import AsyncConnectionPool
 
@@ -98,10 +80,6 @@ def _everything(limit: Limit) -> bool:
 def _sql_limit(limit: Limit) -> int | None:
     """PostgreSQL's ``LIMIT NULL`` is no limit."""
     return None if _everything(limit) else int(limit)
-
-
-def _clamp(ts: int) -> int:
-    return max(INT64_MIN, min(INT64_MAX, ts))
 
 
 def _escaped(values: Iterable[str]) -> list[str]:
@@ -215,11 +193,12 @@ class _Sql:
         self.namespaces = f"SELECT DISTINCT namespace FROM {md} ORDER BY namespace"
 
 
-class PostgresMemory:
+class PostgresMemory(CompleteMemoryBackend):
     """Per-session history and metadata in one PostgreSQL schema, shared by any number of hosts.
 
     ``await PostgresMemory.connect(PostgresConfig(uri=...))`` opens the pool and creates or
-    migrates the schema; ``await store.close()`` closes the pool.
+    migrates the schema; ``await store.close()`` closes the pool. Arguments are checked by
+    ``CompleteMemoryBackend``.
     """
 
     def __init__(
@@ -228,6 +207,8 @@ class PostgresMemory:
         self._pool: AsyncConnectionPool[Any] | None = pool
         self.config = config
         self.schema = config.schema
+        self.range_query_limit = config.range_query_limit
+        self.cross_session_max_limit = config.cross_session_max_limit
         self._sql = _Sql(config.schema)
         self._exact = ExactSql(config.schema)
         self._redactor = Redactor(config.uri)
@@ -299,14 +280,6 @@ class PostgresMemory:
             raise StoreClosed("the PostgreSQL memory store is closed")
         return self._pool
 
-    @property
-    def range_query_limit(self) -> int:
-        return self.config.range_query_limit
-
-    @property
-    def cross_session_max_limit(self) -> int:
-        return self.config.cross_session_max_limit
-
     def _corrupt(self, session_id: str) -> Any:
         def report(index: int, error: str) -> None:
             self._logger.warning(
@@ -326,13 +299,8 @@ class PostgresMemory:
 
     # -- messages ----------------------------------------------------------------------
 
-    async def save_message(self, session_id: str, message: Message) -> None:
-        check_session_id(session_id)
-        check_message(message)
-        timestamp = message.timestamp
-        ts, control, kind, role, platform, data = message_columns(
-            message, now_ms() if timestamp is None else timestamp
-        )
+    async def _save_message(self, session_id: str, message: Message, timestamp: int) -> None:
+        ts, control, kind, role, platform, data = message_columns(message, timestamp)
         params = {
             "sid": escape(session_id),
             "ts": ts,
@@ -346,20 +314,15 @@ class PostgresMemory:
         async with self.pool.connection() as conn:
             await conn.execute(self._sql.save, params)
 
-    async def get_history(self, session_id: str, limit: Limit | None = None) -> list[Message]:
-        check_session_id(session_id)
-        checked = check_limit(limit, DEFAULT_HISTORY_LIMIT)
-        if checked == 0:
-            return []
+    async def _get_history(self, session_id: str, limit: Limit) -> list[Message]:
         sid = escape(session_id)
-        if _everything(checked):
+        if _everything(limit):
             rows = await self._fetch(self._sql.history_all, (sid,))
         else:
-            rows = await self._fetch(self._sql.history, {"sid": sid, "limit": int(checked)})
+            rows = await self._fetch(self._sql.history, {"sid": sid, "limit": int(limit)})
         return decode_messages([row[0] for row in rows], self._corrupt(session_id))
 
-    async def count_history(self, session_id: str) -> int:
-        check_session_id(session_id)
+    async def _count_history(self, session_id: str) -> int:
         rows = await self._fetch(self._sql.count, (escape(session_id),))
         return int(rows[0][0]) if rows else 0
 
@@ -375,26 +338,18 @@ class PostgresMemory:
         rows.reverse()
         return rows
 
-    async def get_full_history(self, session_id: str, limit: Limit | None = None) -> list[Message]:
-        check_session_id(session_id)
-        checked = check_limit(limit, DEFAULT_FULL_HISTORY_LIMIT)
-        if checked == 0:
-            return []
+    async def _get_full_history(self, session_id: str, limit: Limit) -> list[Message]:
         async with self.pool.connection() as conn:
-            rows = await self._newest(conn, escape(session_id), checked)
+            rows = await self._newest(conn, escape(session_id), limit)
         return decode_messages([row[2] for row in rows], self._corrupt(session_id))
 
-    async def archive_span(self, session_id: str, count: Limit, keep: Sequence[int] = ()) -> int:
-        check_session_id(session_id)
-        checked = check_count(count)
-        positions = check_keep(keep)
-        if checked == 0:
-            return 0
+    async def _archive_span(self, session_id: str, count: Limit, keep: frozenset[int]) -> int:
+        positions = keep
         sid = escape(session_id)
         sql = self._sql
         async with self.pool.connection() as conn, conn.transaction():
             await conn.execute(sql.lock_session, (sid,))
-            cursor = await conn.execute(sql.active_span, (sid, _sql_limit(checked)))
+            cursor = await conn.execute(sql.active_span, (sid, _sql_limit(count)))
             span = await cursor.fetchall()
             targets = [seq for position, (seq, _c) in enumerate(span) if position not in positions]
             if not targets:
@@ -410,49 +365,36 @@ class PostgresMemory:
             )
         return len(targets)
 
-    async def clear_session(self, session_id: str) -> None:
-        check_session_id(session_id)
+    async def _clear_session(self, session_id: str) -> None:
         sid = escape(session_id)
         async with self.pool.connection() as conn, conn.transaction():
             await conn.execute(self._sql.lock_session, (sid,))
             await conn.execute(self._sql.clear_messages, (sid,))
             await conn.execute(self._sql.clear_stats, (sid,))
 
-    async def clear_all(self) -> None:
+    async def _clear_all(self) -> None:
         # Counters first: that waits for every in-flight write holding a session's row; the
         # message delete (a fresh snapshot) then sees everything those writes committed.
         async with self.pool.connection() as conn, conn.transaction():
             await conn.execute(self._sql.clear_all_stats)
             await conn.execute(self._sql.clear_all_messages)
 
-    async def get_messages_by_session_range(
-        self,
-        session_id: str,
-        from_ts: int,
-        to_ts: int,
-        roles: Sequence[str] | None = None,
-        exclude_kinds: Sequence[str] | None = None,
+    async def _get_messages_by_session_range(
+        self, session_id: str, query: RangeQuery
     ) -> list[Message]:
-        check_session_id(session_id)
-        start = check_timestamp(from_ts, "from_ts")
-        end = check_timestamp(to_ts, "to_ts")
-        role_list = check_str_filter(roles, "roles")
-        kind_list = check_str_filter(exclude_kinds, "exclude_kinds")
-        if start > end or start > INT64_MAX or end < INT64_MIN:
-            return []
         filters = []
         params: dict[str, Any] = {
             "sid": escape(session_id),
-            "start": _clamp(start),
-            "end": _clamp(end),
+            "start": query.from_ts,
+            "end": query.to_ts,
             "limit": self.config.range_query_limit,
         }
-        if role_list:
+        if query.roles:
             filters.append("AND role = ANY(%(roles)s)")
-            params["roles"] = _escaped(role_list)
-        if kind_list:
+            params["roles"] = _escaped(query.roles)
+        if query.exclude_kinds:
             filters.append("AND (kind IS NULL OR kind <> ALL(%(kinds)s))")
-            params["kinds"] = _escaped(kind_list)
+            params["kinds"] = _escaped(query.exclude_kinds)
         part = self._sql.range_part
         text = " ".join(filters)
         active = part.format(archived="NOT archived", filters=text)
@@ -464,20 +406,11 @@ class PostgresMemory:
         rows = await self._fetch(sql, params)
         return decode_messages([row[0] for row in rows], self._corrupt(session_id))
 
-    async def get_recent_messages_across_sessions(
-        self, query: RecentMessagesQuery
+    async def _get_recent_messages_across_sessions(
+        self, query: RecentQuery
     ) -> list[RecentMessageRecord]:
-        check_recent_query(query)
-        limit = check_limit(query.limit, DEFAULT_HISTORY_LIMIT, "query.limit")
-        count = int(min(limit, self.config.cross_session_max_limit))
-        if count == 0:
-            return []
-        if query.kinds is not None and not query.kinds:
-            return []  # an empty whitelist admits nothing
-        if query.since_ts is not None and query.since_ts > INT64_MAX:
-            return []
         filters: list[str] = []
-        params: dict[str, Any] = {"roles": _escaped(query.effective_roles), "limit": count}
+        params: dict[str, Any] = {"roles": _escaped(query.roles), "limit": query.limit}
         if query.kinds is not None:
             filters.append("AND kind = ANY(%(kinds)s)")
             params["kinds"] = _escaped(query.kinds)
@@ -486,7 +419,7 @@ class PostgresMemory:
             params["exclude_kinds"] = _escaped(query.exclude_kinds)
         if query.since_ts is not None:
             filters.append("AND ts >= %(since)s")
-            params["since"] = _clamp(query.since_ts)
+            params["since"] = query.since_ts
         if query.platform is not None:
             filters.append("AND platform = %(platform)s")
             params["platform"] = escape(query.platform)
@@ -498,18 +431,13 @@ class PostgresMemory:
         decoded = decode_messages_indexed([row[1] for row in rows], self._corrupt("*"))
         return [RecentMessageRecord(unescape(rows[i][0]), message) for i, message in decoded]
 
-    async def update_message_content(
-        self, session_id: str, old_text: str, new_text: str, recent_limit: Limit | None = None
+    async def _update_message_content(
+        self, session_id: str, old: str, new: str, recent_limit: Limit
     ) -> int:
-        check_session_id(session_id)
-        old, new = check_replacement(old_text, new_text)
-        checked = check_limit(recent_limit, DEFAULT_RECENT_LIMIT, "recent_limit")
-        if checked == 0:
-            return 0
         sid = escape(session_id)
         async with self.pool.connection() as conn, conn.transaction():
             await conn.execute(self._sql.lock_session, (sid,))
-            rows = await self._newest(conn, sid, checked)
+            rows = await self._newest(conn, sid, recent_limit)
             decoded = decode_messages_indexed([row[2] for row in rows], self._corrupt(session_id))
             updates: list[tuple[str, int]] = []
             for index, message in decoded:
@@ -525,14 +453,10 @@ class PostgresMemory:
                     await cursor.executemany(self._sql.update_data, updates)
         return len(updates)
 
-    async def delete_messages_by_timestamps(
+    async def _delete_messages_by_timestamps(
         self, session_id: str, timestamps: Sequence[int]
     ) -> int:
-        check_session_id(session_id)
-        values = check_timestamps(timestamps)
-        wanted = sorted({ts for ts in values if INT64_MIN <= ts <= INT64_MAX})
-        if not wanted:
-            return 0
+        wanted = list(timestamps)
         sid = escape(session_id)
         sql = self._sql
         async with self.pool.connection() as conn, conn.transaction():
@@ -564,7 +488,7 @@ class PostgresMemory:
                 )
         return len(deleted)
 
-    async def list_sessions(self) -> list[SessionInfo]:
+    async def _list_sessions(self) -> list[SessionInfo]:
         rows = await self._fetch(self._sql.sessions, ())
         return [
             SessionInfo(
@@ -576,36 +500,16 @@ class PostgresMemory:
             for sid, active, archived, last in rows
         ]
 
-    async def export_session(self, session_id: str) -> list[StoredMessage]:
-        check_session_id(session_id)
+    async def _export_session(self, session_id: str) -> list[StoredMessage]:
         rows = await self._fetch(self._sql.all_rows, (escape(session_id),))
         decoded = decode_messages_indexed([row[2] for row in rows], self._corrupt(session_id))
         return [StoredMessage(message, bool(rows[index][3])) for index, message in decoded]
 
-    async def import_messages(self, session_id: str, records: Sequence[StoredMessage]) -> int:
-        check_session_id(session_id)
-        if isinstance(records, (str, bytes, Mapping)) or not isinstance(records, Iterable):
-            raise TypeError(
-                f"records must be a sequence of StoredMessage, got {type(records).__name__}"
-            )
-        rows: list[tuple[bool, Row]] = []
-        now = now_ms()
-        for record in list(records):
-            if not isinstance(record, StoredMessage):
-                raise TypeError(
-                    f"records must hold StoredMessage items, got {type(record).__name__}"
-                )
-            message = check_message(record.message)
-            if not isinstance(record.archived, bool):
-                raise TypeError(
-                    f"StoredMessage.archived must be a bool, got {type(record.archived).__name__}"
-                )
-            timestamp = message.timestamp
-            rows.append(
-                (record.archived, message_columns(message, now if timestamp is None else timestamp))
-            )
-        if not rows:
-            return 0
+    async def _import_messages(self, session_id: str, records: Sequence[ImportRecord]) -> int:
+        rows: list[tuple[bool, Row]] = [
+            (record.archived, message_columns(record.message, record.timestamp))
+            for record in records
+        ]
         sid = escape(session_id)
         active = sum(1 for archived, _row in rows if not archived)
         conversation = sum(1 for archived, row in rows if not archived and not row[1])
@@ -628,16 +532,11 @@ class PostgresMemory:
 
     # -- metadata ----------------------------------------------------------------------
 
-    async def save_metadata(self, namespace: str, key: str, data: dict[str, Any]) -> None:
-        check_namespace(namespace)
-        check_key(key)
-        text = encode_metadata(data)
+    async def _save_metadata(self, namespace: str, key: str, text: str, updated_at: int) -> None:
         async with self.pool.connection() as conn:
-            await conn.execute(self._sql.put, (escape(namespace), escape(key), text, now_ms()))
+            await conn.execute(self._sql.put, (escape(namespace), escape(key), text, updated_at))
 
-    async def get_metadata(self, namespace: str, key: str) -> dict[str, Any] | None:
-        check_namespace(namespace)
-        check_key(key)
+    async def _get_metadata(self, namespace: str, key: str) -> dict[str, Any] | None:
         rows = await self._fetch(self._sql.get, (escape(namespace), escape(key)))
         if not rows:
             return None
@@ -648,8 +547,7 @@ class PostgresMemory:
             )
         return data
 
-    async def list_metadata(self, namespace: str) -> list[MetadataEntry]:
-        check_namespace(namespace)
+    async def _list_metadata(self, namespace: str) -> list[MetadataEntry]:
         entries: list[MetadataEntry] = []
         for key, text, updated_at in await self._fetch(self._sql.list, (escape(namespace),)):
             data = decode_metadata(text)
@@ -659,27 +557,20 @@ class PostgresMemory:
                 )
         return entries
 
-    async def list_metadata_keys(self, namespace: str) -> list[str]:
-        check_namespace(namespace)
+    async def _list_metadata_keys(self, namespace: str) -> list[str]:
         rows = await self._fetch(self._sql.keys, (escape(namespace),))
         return [unescape(row[0]) for row in rows]
 
-    async def delete_metadata(self, namespace: str, key: str) -> None:
-        check_namespace(namespace)
-        check_key(key)
+    async def _delete_metadata(self, namespace: str, key: str) -> None:
         async with self.pool.connection() as conn:
             await conn.execute(self._sql.delete, (escape(namespace), escape(key)))
 
-    async def commit_metadata(self, ops: Sequence[MetadataOp]) -> None:
-        encoded = encode_batch(ops)  # the whole batch, before anything is written
-        if not encoded:
-            return
-        now = now_ms()
+    async def _commit_metadata(self, ops: Sequence[EncodedOp], updated_at: int) -> None:
         # Consecutive operations of one kind go as one pipelined executemany; order is kept.
         runs: list[tuple[str, list[tuple[Any, ...]]]] = []
-        for op, namespace, key, text in encoded:
+        for op, namespace, key, text in ops:
             ns, k = escape(namespace), escape(key)
-            params: tuple[Any, ...] = (ns, k, text, now) if op == "put" else (ns, k)
+            params: tuple[Any, ...] = (ns, k, text, updated_at) if op == "put" else (ns, k)
             if runs and runs[-1][0] == op:
                 runs[-1][1].append(params)
             else:
@@ -694,8 +585,7 @@ class PostgresMemory:
 
     # -- exact archiving (aalis_api_memory.exact; the SQL is in exact.py) -----------------
 
-    async def history_snapshot(self, session_id: str) -> HistorySnapshot:
-        check_session_id(session_id)
+    async def _history_snapshot(self, session_id: str) -> HistorySnapshot:
         rows = await self._fetch(self._exact.snapshot, (escape(session_id),))
         decoded = decode_messages_indexed([row[1] for row in rows], self._corrupt(session_id))
         return HistorySnapshot(
@@ -703,27 +593,15 @@ class PostgresMemory:
             tuple(message_id(rows[index][0], rows[index][1]) for index, _message in decoded),
         )
 
-    async def archive_exact(
-        self,
-        session_id: str,
-        ids: Sequence[str],
-        *,
-        guard: MetadataGuard,
-        marker: Message | None = None,
-    ) -> int:
-        check_session_id(session_id)
-        wanted = check_ids(ids)
-        checked = check_guard(guard)
-        stamp = check_marker(marker)
-        row = None
-        if stamp is not None:
-            row = message_columns(stamp, now_ms() if stamp.timestamp is None else stamp.timestamp)
+    async def _archive_exact(self, session_id: str, commit: ExactCommit) -> int:
+        marker = commit.marker
+        row = None if marker is None else message_columns(marker.message, marker.timestamp)
         async with self.pool.connection() as conn:
             return await archive_exact(
-                conn, self._exact, session_id, wanted, checked, row, now_ms()
+                conn, self._exact, session_id, commit.ids, commit.guard, row, commit.updated_at
             )
 
-    async def list_namespaces(self) -> list[str]:
+    async def _list_namespaces(self) -> list[str]:
         rows = await self._fetch(self._sql.namespaces, ())
         return [unescape(row[0]) for row in rows]
 

@@ -31,6 +31,7 @@ from aalis_plugin_memory_sqlite.codec import (
     decode_messages_indexed,
     encode_message,
 )
+from aalis_plugin_memory_sqlite.transaction import transaction
 
 _TS_TABLE = "aalis_delete_ts"
 # The list is the smaller side: one index probe per listed timestamp, both archived ranges.
@@ -54,8 +55,8 @@ def load_timestamps(conn: sqlite3.Connection, timestamps: Sequence[int]) -> int:
 
     Runs outside any transaction on the file: only the temp database is written.
     """
-    conn.execute("BEGIN")  # deferred: touches temp only, so no lock on the database file
-    try:
+    # Deferred: touches temp only, so no lock on the database file.
+    with transaction(conn, write=False):
         conn.execute(
             f"CREATE TEMP TABLE IF NOT EXISTS {_TS_TABLE} (ts INTEGER PRIMARY KEY) WITHOUT ROWID"
         )
@@ -64,13 +65,7 @@ def load_timestamps(conn: sqlite3.Connection, timestamps: Sequence[int]) -> int:
             f"INSERT OR IGNORE INTO temp.{_TS_TABLE} (ts) VALUES (?)",
             [(ts,) for ts in timestamps if INT64_MIN <= ts <= INT64_MAX],
         )
-        count = int(conn.execute(f"SELECT count(*) FROM temp.{_TS_TABLE}").fetchone()[0])
-        conn.execute("COMMIT")
-    except BaseException:
-        if conn.in_transaction:
-            conn.execute("ROLLBACK")
-        raise
-    return count
+        return int(conn.execute(f"SELECT count(*) FROM temp.{_TS_TABLE}").fetchone()[0])
 
 
 def delete_loaded(

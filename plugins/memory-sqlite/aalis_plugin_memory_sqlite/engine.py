@@ -12,7 +12,8 @@ together (full history, range, delete by timestamp) read both ranges with the sa
 and merge them, so no query sorts a whole session.
 
 Write transactions start with ``BEGIN IMMEDIATE`` so the write lock is taken (and waited
-for, under ``busy_timeout``) before anything is read.
+for, under ``busy_timeout``) before anything is read; every transaction goes through
+``transaction.py``.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ from aalis_plugin_memory_sqlite.codec import (
     decode_messages,
     decode_messages_indexed,
 )
+from aalis_plugin_memory_sqlite.transaction import rollback, transaction
 
 Limit = int | float
 #: A message ready to insert: (timestamp, control, kind, role, platform, data).
@@ -136,11 +138,7 @@ class Engine:
         self.cross_session_max_limit = cross_session_max_limit
         self._warn = warn
 
-    # -- transactions ------------------------------------------------------------------
-
-    def _rollback(self) -> None:
-        if self.conn.in_transaction:
-            self.conn.execute("ROLLBACK")
+    # -- internals ---------------------------------------------------------------------
 
     def _corrupt(self, session_id: str) -> Callable[[int, str], None]:
         def report(index: int, error: str) -> None:
@@ -158,7 +156,7 @@ class Engine:
         return self._corrupt(session_id)
 
     def close(self) -> None:
-        self._rollback()
+        rollback(self.conn)
         self.conn.close()
 
     def _member(
@@ -199,14 +197,9 @@ class Engine:
     def save_message(self, session_id: str, row: Row) -> None:
         conn = self.conn
         timestamp, control, kind, role, platform, data = row
-        conn.execute("BEGIN IMMEDIATE")
-        try:
+        with transaction(conn):
             conn.execute(_INSERT, (session_id, timestamp, 0, control, kind, role, platform, data))
             conn.execute(_STATS_ADD_ONE, (session_id, 1 - control, timestamp))
-            conn.execute("COMMIT")
-        except BaseException:
-            self._rollback()
-            raise
 
     def save_messages(self, items: Sequence[tuple[str, Row]]) -> list[None]:
         """Many saves in one transaction (group commit, see ``worker.py``), in order."""
@@ -222,17 +215,12 @@ class Engine:
                 total[0] += 1
                 total[1] += 1 - control
                 total[2] = max(total[2], timestamp)
-        conn.execute("BEGIN IMMEDIATE")
-        try:
+        with transaction(conn):
             conn.executemany(_INSERT, params)
             conn.executemany(
                 _STATS_ADD,
                 [(sid, active, conv, 0, last) for sid, (active, conv, last) in totals.items()],
             )
-            conn.execute("COMMIT")
-        except BaseException:
-            self._rollback()
-            raise
         return [None] * len(items)
 
     def history_texts(self, session_id: str, limit: Limit) -> list[str]:
@@ -266,17 +254,13 @@ class Engine:
         return rows[-count:] if count else []
 
     def get_full_history(self, session_id: str, limit: Limit) -> list[Message]:
-        self.conn.execute("BEGIN")
-        try:
+        with transaction(self.conn, write=False):
             rows = self._newest_rows(session_id, limit)
-        finally:
-            self.conn.execute("COMMIT")
         return decode_messages([row[2] for row in rows], self._corrupt(session_id))
 
     def archive_span(self, session_id: str, count: Limit, keep: frozenset[int]) -> int:
         conn = self.conn
-        conn.execute("BEGIN IMMEDIATE")
-        try:
+        with transaction(conn):
             span = conn.execute(_ACTIVE_SPAN, (session_id, _sql_limit(count))).fetchall()
             targets = [(seq,) for position, (seq, _c) in enumerate(span) if position not in keep]
             if targets:
@@ -291,33 +275,19 @@ class Engine:
                     " archived = archived + ?2 WHERE session_id = ?1",
                     (session_id, len(targets), conversation),
                 )
-            conn.execute("COMMIT")
-        except BaseException:
-            self._rollback()
-            raise
         return len(targets)
 
     def clear_session(self, session_id: str) -> None:
         conn = self.conn
-        conn.execute("BEGIN IMMEDIATE")
-        try:
+        with transaction(conn):
             conn.execute("DELETE FROM messages WHERE session_id = ?", (session_id,))
             conn.execute("DELETE FROM session_stats WHERE session_id = ?", (session_id,))
-            conn.execute("COMMIT")
-        except BaseException:
-            self._rollback()
-            raise
 
     def clear_all(self) -> None:
         conn = self.conn
-        conn.execute("BEGIN IMMEDIATE")
-        try:
+        with transaction(conn):
             conn.execute("DELETE FROM messages")
             conn.execute("DELETE FROM session_stats")
-            conn.execute("COMMIT")
-        except BaseException:
-            self._rollback()
-            raise
 
     def get_messages_by_session_range(
         self,
@@ -341,13 +311,10 @@ class Engine:
         text = " ".join(sql)
         limit = self.range_query_limit
         rows: list[tuple[int, int, str]] = []
-        self.conn.execute("BEGIN")
-        try:
+        with transaction(self.conn, write=False):
             for archived in (0, 1):
                 params = [session_id, archived, _clamp(from_ts), _clamp(to_ts), *filters, limit]
                 rows.extend(self.conn.execute(text, params))
-        finally:
-            self.conn.execute("COMMIT")
         rows.sort()
         return decode_messages([row[2] for row in rows[:limit]], self._corrupt(session_id))
 
@@ -405,25 +372,16 @@ class Engine:
         self, session_id: str, recent_limit: Limit
     ) -> list[tuple[int, int, str]]:
         """The rows a rewrite looks at, read in one snapshot without the write lock."""
-        self.conn.execute("BEGIN")
-        try:
+        with transaction(self.conn, write=False):
             return self._newest_rows(session_id, recent_limit)
-        finally:
-            self.conn.execute("COMMIT")
 
     def apply_rewrites(self, session_id: str, updates: Sequence[Update], old: str, new: str) -> int:
         """Apply a planned rewrite (``bulk_writes.rewrite_plan``) in one write transaction."""
         if not updates:
             return 0
         conn = self.conn
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            changed = apply_rewrites(conn, updates, old, new, self._corrupt(session_id))
-            conn.execute("COMMIT")
-        except BaseException:
-            self._rollback()
-            raise
-        return changed
+        with transaction(conn):
+            return apply_rewrites(conn, updates, old, new, self._corrupt(session_id))
 
     def delete_messages_by_timestamps(self, session_id: str, timestamps: Sequence[int]) -> int:
         """One set-based DELETE under the write lock (see ``bulk_writes``)."""
@@ -432,8 +390,7 @@ class Engine:
         if not listed:
             return 0
         try:
-            conn.execute("BEGIN IMMEDIATE")
-            try:
+            with transaction(conn):
                 row = conn.execute(
                     "SELECT active + archived FROM session_stats WHERE session_id = ?",
                     (session_id,),
@@ -446,10 +403,6 @@ class Engine:
                     )
                 if active + archived_count:
                     self._refresh_stats(session_id, active, conversation, archived_count)
-                conn.execute("COMMIT")
-            except BaseException:
-                self._rollback()
-                raise
         finally:
             clear_timestamps(conn)
         return active + archived_count
@@ -496,14 +449,9 @@ class Engine:
         active = sum(1 for archived, _row in rows if not archived)
         conversation = sum(1 for archived, row in rows if not archived and not row[1])
         last = max(row[0] for _archived, row in rows)
-        conn.execute("BEGIN IMMEDIATE")
-        try:
+        with transaction(conn):
             conn.executemany(_INSERT, params)
             conn.execute(_STATS_ADD, (session_id, active, conversation, len(rows) - active, last))
-            conn.execute("COMMIT")
-        except BaseException:
-            self._rollback()
-            raise
         return len(rows)
 
     # -- metadata ----------------------------------------------------------------------
@@ -544,17 +492,12 @@ class Engine:
 
     def commit_metadata(self, ops: Sequence[tuple[str, str, str, str | None]], now: int) -> None:
         conn = self.conn
-        conn.execute("BEGIN IMMEDIATE")
-        try:
+        with transaction(conn):
             for op, namespace, key, text in ops:
                 if op == "put":
                     conn.execute(_PUT, (namespace, key, text, now))
                 else:
                     conn.execute(_DELETE, (namespace, key))
-            conn.execute("COMMIT")
-        except BaseException:
-            self._rollback()
-            raise
 
     def list_namespaces(self) -> list[str]:
         return [

@@ -26,6 +26,7 @@ from aalis_api_memory.validation import decode_metadata
 from aalis_schema_message import Message
 
 from aalis_plugin_memory_sqlite.codec import decode_messages_indexed
+from aalis_plugin_memory_sqlite.transaction import transaction
 
 #: A marker ready to insert: (timestamp, control, kind, role, platform, data), as engine.Row.
 MarkerRow = tuple[int, int, str | None, str, str | None, str]
@@ -69,8 +70,7 @@ def archive_exact(
 ) -> int:
     """Check the guard and the ids, then write, archive and mark; all in one transaction."""
     parsed = [_parse(ident) for ident in ids]
-    conn.execute("BEGIN IMMEDIATE")
-    try:
+    with transaction(conn):
         row = conn.execute(
             "SELECT data FROM metadata WHERE namespace = ? AND key = ?",
             (guard.namespace, guard.key),
@@ -133,11 +133,6 @@ def archive_exact(
                 (session_id, 1 - control, timestamp),
             )
         conn.execute(f"DELETE FROM temp.{_IDS_TABLE}")
-        conn.execute("COMMIT")
-    except BaseException:
-        if conn.in_transaction:
-            conn.execute("ROLLBACK")
-        raise
     return len(wanted)
 
 

@@ -10,12 +10,10 @@ import sqlite3
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from aalis_api_memory import CONTEXT_CLEAR_TYPE, ClearType, memory
 from aalis_api_memory.errors import BackendUnavailable
+from aalis_api_memory.provider import MemoryProviderPlugin
 
 from aalis_core.context import PluginContext
-from aalis_core.markers import hookimpl
-from aalis_core.plugin import Plugin
 from aalis_plugin_memory_sqlite.config import SqliteConfig
 
 if TYPE_CHECKING:
@@ -35,22 +33,19 @@ class StoreOpenFailed(BackendUnavailable):
         super().__init__(f"cannot open {path}: {detail}" + (f" ({code})" if code else ""))
 
 
-class MemorySqlite(Plugin):
+class MemorySqlite(MemoryProviderPlugin["SqliteMemory"]):
     """Provides a ``SqliteMemory`` on ``<data_dir>/<path>`` and clears its history as ``context``."""
 
     name = "memory-sqlite"
-    provides = (memory,)
+    priority = PRIORITY
     Config = SqliteConfig
 
-    def __init__(self) -> None:
-        self.store: SqliteMemory | None = None
-
-    async def start(self, ctx: PluginContext) -> None:
+    async def open_store(self, ctx: PluginContext) -> SqliteMemory:
         # Imported here, not at module level: every ``aalis`` command loads plugin classes,
         # and sqlite-utils (with what it pulls in) is only needed once the store opens.
         from aalis_plugin_memory_sqlite.store import SqliteMemory
 
-        config: SqliteConfig = ctx.config if ctx.config is not None else SqliteConfig()
+        config: SqliteConfig = ctx.config
         store = SqliteMemory.from_config(config, ctx.data_dir, logger=ctx.logger)
         try:
             await store.open()
@@ -58,18 +53,8 @@ class MemorySqlite(Plugin):
             # The user reads this in every command's error line (the memory capability is
             # absent, never moved to RAM): say which file, what SQLite said, and its code.
             raise StoreOpenFailed(store.path, exc) from exc
-        self.store = store
         ctx.logger.info("memory store opened", path=str(store.path))
-        ctx.provide(memory, store, priority=PRIORITY)
-
-    async def stop(self) -> None:
-        store, self.store = self.store, None
-        if store is not None:
-            await store.close()
-
-    @hookimpl
-    def memory_clear_types(self) -> list[ClearType]:
-        return [CONTEXT_CLEAR_TYPE]
+        return store
 
 
 __all__ = ["PRIORITY", "MemorySqlite", "StoreOpenFailed"]

@@ -1,11 +1,13 @@
 """``SqliteMemory``: the ``MemoryService`` of this backend, every optional method included.
 
-Each method validates and encodes its input on the caller's side with the shared helpers of
-``aalis_api_memory.validation`` (so bad input raises before anything is read or written, the
-same way on every backend, and the stored value is the value at call time), then hands the
-storage work to the store's worker thread (``worker.py``), which owns the connection.
-Reads go to a second connection on a second thread (``reader.py``), so they never queue
-behind a write that is waiting for another process's lock.
+The contract's methods come from ``CompleteMemoryBackend`` (aalis_api_memory.backend), which
+validates and normalises every argument before anything is read or written, the same way on
+every backend. The storage methods here encode on the caller's side (so the stored value is
+the value at call time) and hand the storage work to the store's worker thread
+(``worker.py``), which owns the connection. Reads go to a second connection on a second
+thread (``reader.py``), so they never queue behind a write that is waiting for another
+process's lock. Both threads are called with typed calls: ``self._read(Engine.get_history,
+session_id, limit)`` is checked like ``engine.get_history(session_id, limit)``.
 """
 
 from __future__ import annotations
@@ -14,47 +16,28 @@ import asyncio
 import os
 import sqlite3
 import weakref
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, TypeVarTuple
 
 import structlog
-from aalis_api_memory.errors import StoreClosed
-from aalis_api_memory.exact import (
-    HistorySnapshot,
-    MetadataGuard,
-    check_guard,
-    check_ids,
-    check_marker,
+from aalis_api_memory.backend import (
+    CompleteMemoryBackend,
+    EncodedOp,
+    ExactCommit,
+    ImportRecord,
+    RangeQuery,
+    RecentQuery,
 )
+from aalis_api_memory.errors import StoreClosed
+from aalis_api_memory.exact import HistorySnapshot
 from aalis_api_memory.types import (
     MetadataEntry,
-    MetadataOp,
     RecentMessageRecord,
-    RecentMessagesQuery,
     SessionInfo,
     StoredMessage,
 )
-from aalis_api_memory.validation import (
-    DEFAULT_FULL_HISTORY_LIMIT,
-    DEFAULT_HISTORY_LIMIT,
-    DEFAULT_RECENT_LIMIT,
-    check_count,
-    check_keep,
-    check_key,
-    check_limit,
-    check_message,
-    check_namespace,
-    check_recent_query,
-    check_replacement,
-    check_session_id,
-    check_str_filter,
-    check_timestamp,
-    check_timestamps,
-    encode_batch,
-    encode_metadata,
-)
-from aalis_schema_message import Message, now_ms
+from aalis_schema_message import Message
 
 import aalis_plugin_memory_sqlite.exact as exact
 from aalis_plugin_memory_sqlite.backup import BackupResult, backup_database
@@ -67,6 +50,9 @@ from aalis_plugin_memory_sqlite.schema import connect
 from aalis_plugin_memory_sqlite.worker import Worker, WorkerClosed
 
 T = TypeVar("T")
+Ts = TypeVarTuple("Ts")
+
+_NOT_OPEN = "the SQLite memory store is not open (await store.open() first)"
 
 
 def is_lock_timeout(exc: BaseException) -> bool:
@@ -84,11 +70,12 @@ def _reader_engine(path: Path, config: SqliteConfig, warn: Callable[..., Any]) -
     )
 
 
-class SqliteMemory:
+class SqliteMemory(CompleteMemoryBackend):
     """Per-session history and metadata in one SQLite file (WAL; several processes may share it).
 
     ``await store.open()`` (or ``async with SqliteMemory(path) as store``) creates or migrates
-    the file; ``await store.close()`` releases it.
+    the file; ``await store.close()`` releases it. Arguments are checked by
+    ``CompleteMemoryBackend``; the storage methods below hand the work to the threads.
     """
 
     def __init__(
@@ -112,6 +99,8 @@ class SqliteMemory:
             cross_session_max_limit=cross_session_max_limit,
         )
         self.path = Path(os.fspath(path))
+        self.range_query_limit = self.config.range_query_limit
+        self.cross_session_max_limit = self.config.cross_session_max_limit
         self._logger = logger if logger is not None else structlog.get_logger("aalis.memory-sqlite")
         self._worker: Worker | None = None
         self._engine: Engine | None = None
@@ -209,25 +198,13 @@ class SqliteMemory:
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
 
-    @property
-    def range_query_limit(self) -> int:
-        """The cap of ``get_messages_by_session_range`` (the earliest N of the range)."""
-        return self.config.range_query_limit
-
-    @property
-    def cross_session_max_limit(self) -> int:
-        """The cap of ``get_recent_messages_across_sessions``."""
-        return self.config.cross_session_max_limit
-
     async def run_on_connection(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         """Run ``fn(connection)`` on the worker thread, after every call submitted before.
 
         For diagnostics, tests and benchmarks (``PRAGMA`` checks, timing the synchronous
         engine); the connection must not escape ``fn``, it belongs to the worker thread.
         """
-        engine, worker = self._engine, self._worker
-        if engine is None or worker is None:
-            raise StoreClosed("the SQLite memory store is not open (await store.open() first)")
+        engine, worker = self._writer()
         return await worker.call(fn, engine.conn)
 
     @property
@@ -237,235 +214,153 @@ class SqliteMemory:
             raise StoreClosed("the SQLite memory store is not open")
         return self._engine
 
-    def _submit(self, method: str, *args: Any) -> asyncio.Future[Any]:
+    def _writer(self) -> tuple[Engine, Worker]:
         engine, worker = self._engine, self._worker
         if engine is None or worker is None:
-            raise StoreClosed("the SQLite memory store is not open (await store.open() first)")
-        return worker.call(getattr(engine, method), *args)
+            raise StoreClosed(_NOT_OPEN)
+        return engine, worker
 
-    def _read(self, method: str, *args: Any) -> asyncio.Future[Any]:
+    def _submit(self, fn: Callable[[Engine, *Ts], T], *args: *Ts) -> asyncio.Future[T]:
+        """Run ``fn(engine, *args)`` on the writer thread, after every call submitted before."""
+        engine, worker = self._writer()
+        return worker.call(fn, engine, *args)
+
+    def _read(self, fn: Callable[[Engine, *Ts], T], *args: *Ts) -> asyncio.Future[T]:
         """Run a read on the reader connection (it never waits behind the writer thread)."""
         engine, worker = self._read_engine, self._reader
         if engine is None or worker is None:
-            raise StoreClosed("the SQLite memory store is not open (await store.open() first)")
-        return worker.call(getattr(engine, method), *args)
+            raise StoreClosed(_NOT_OPEN)
+        return worker.call(fn, engine, *args)
+
+    def _on_connection(
+        self, fn: Callable[[sqlite3.Connection, *Ts], T], *args: *Ts
+    ) -> asyncio.Future[T]:
+        """Run ``fn(connection, *args)`` on the writer thread (exact.py's functions)."""
+        engine, worker = self._writer()
+        return worker.call(fn, engine.conn, *args)
 
     # -- messages ----------------------------------------------------------------------
 
-    async def save_message(self, session_id: str, message: Message) -> None:
-        check_session_id(session_id)
-        check_message(message)
-        timestamp = message.timestamp
-        row = message_columns(message, now_ms() if timestamp is None else timestamp)
-        engine, worker = self._engine, self._worker
-        if engine is None or worker is None:
-            raise StoreClosed("the SQLite memory store is not open (await store.open() first)")
+    async def _save_message(self, session_id: str, message: Message, timestamp: int) -> None:
+        row = message_columns(message, timestamp)
+        engine, worker = self._writer()
         # Saves queued together commit together (group commit); each is answered after it.
         await worker.call_batched(engine.save_messages, engine.save_message, session_id, row)
 
-    async def get_history(self, session_id: str, limit: Limit | None = None) -> list[Message]:
-        check_session_id(session_id)
-        checked = check_limit(limit, DEFAULT_HISTORY_LIMIT)
-        if checked == 0:
-            return []
-        return await self._read("get_history", session_id, checked)  # type: ignore[no-any-return]
+    async def _get_history(self, session_id: str, limit: Limit) -> list[Message]:
+        return await self._read(Engine.get_history, session_id, limit)
 
-    async def count_history(self, session_id: str) -> int:
-        check_session_id(session_id)
-        return await self._read("count_history", session_id)  # type: ignore[no-any-return]
+    async def _count_history(self, session_id: str) -> int:
+        return await self._read(Engine.count_history, session_id)
 
-    async def get_full_history(self, session_id: str, limit: Limit | None = None) -> list[Message]:
-        check_session_id(session_id)
-        checked = check_limit(limit, DEFAULT_FULL_HISTORY_LIMIT)
-        if checked == 0:
-            return []
-        return await self._read("get_full_history", session_id, checked)  # type: ignore[no-any-return]
+    async def _get_full_history(self, session_id: str, limit: Limit) -> list[Message]:
+        return await self._read(Engine.get_full_history, session_id, limit)
 
-    async def archive_span(self, session_id: str, count: Limit, keep: Sequence[int] = ()) -> int:
-        check_session_id(session_id)
-        checked = check_count(count)
-        positions = check_keep(keep)
-        if checked == 0:
-            return 0
-        return await self._submit("archive_span", session_id, checked, positions)  # type: ignore[no-any-return]
+    async def _archive_span(self, session_id: str, count: Limit, keep: frozenset[int]) -> int:
+        return await self._submit(Engine.archive_span, session_id, count, keep)
 
-    async def clear_session(self, session_id: str) -> None:
-        check_session_id(session_id)
-        await self._submit("clear_session", session_id)
+    async def _clear_session(self, session_id: str) -> None:
+        await self._submit(Engine.clear_session, session_id)
 
     # -- exact archiving (aalis_api_memory.exact; the SQL is in exact.py) -----------------
 
-    def _on_connection(self, fn: Callable[..., T], *args: Any) -> asyncio.Future[T]:
-        engine, worker = self._engine, self._worker
-        if engine is None or worker is None:
-            raise StoreClosed("the SQLite memory store is not open (await store.open() first)")
-        return worker.call(fn, engine.conn, *args)
-
-    async def history_snapshot(self, session_id: str) -> HistorySnapshot:
-        check_session_id(session_id)
-        report = self.engine._corrupt(session_id)
+    async def _history_snapshot(self, session_id: str) -> HistorySnapshot:
+        report = self.engine.corrupt_reporter(session_id)
         messages, ids = await self._on_connection(exact.history_snapshot, session_id, report)
         return HistorySnapshot(tuple(messages), tuple(ids))
 
-    async def archive_exact(
-        self,
-        session_id: str,
-        ids: Sequence[str],
-        *,
-        guard: MetadataGuard,
-        marker: Message | None = None,
-    ) -> int:
-        check_session_id(session_id)
-        wanted = check_ids(ids)
-        checked = check_guard(guard)
-        stamp = check_marker(marker)
-        row = None
-        if stamp is not None:
-            row = message_columns(stamp, now_ms() if stamp.timestamp is None else stamp.timestamp)
+    async def _archive_exact(self, session_id: str, commit: ExactCommit) -> int:
+        marker = commit.marker
+        row = None if marker is None else message_columns(marker.message, marker.timestamp)
         return await self._on_connection(
-            exact.archive_exact, session_id, wanted, checked, row, now_ms()
+            exact.archive_exact, session_id, commit.ids, commit.guard, row, commit.updated_at
         )
 
-    async def clear_all(self) -> None:
-        await self._submit("clear_all")
+    async def _clear_all(self) -> None:
+        await self._submit(Engine.clear_all)
 
-    async def get_messages_by_session_range(
-        self,
-        session_id: str,
-        from_ts: int,
-        to_ts: int,
-        roles: Sequence[str] | None = None,
-        exclude_kinds: Sequence[str] | None = None,
+    async def _get_messages_by_session_range(
+        self, session_id: str, query: RangeQuery
     ) -> list[Message]:
-        check_session_id(session_id)
-        start = check_timestamp(from_ts, "from_ts")
-        end = check_timestamp(to_ts, "to_ts")
-        role_list = check_str_filter(roles, "roles")
-        kind_list = check_str_filter(exclude_kinds, "exclude_kinds")
-        return await self._read(  # type: ignore[no-any-return]
-            "get_messages_by_session_range",
+        return await self._read(
+            Engine.get_messages_by_session_range,
             session_id,
-            start,
-            end,
-            tuple(dict.fromkeys(role_list)) if role_list else None,
-            tuple(dict.fromkeys(kind_list)) if kind_list else None,
+            query.from_ts,
+            query.to_ts,
+            query.roles,
+            query.exclude_kinds,
         )
 
-    async def get_recent_messages_across_sessions(
-        self, query: RecentMessagesQuery
+    async def _get_recent_messages_across_sessions(
+        self, query: RecentQuery
     ) -> list[RecentMessageRecord]:
-        check_recent_query(query)
-        limit = check_limit(query.limit, DEFAULT_HISTORY_LIMIT, "query.limit")
-        count = int(min(limit, self.config.cross_session_max_limit))
-        if count == 0:
-            return []
         pairs = await self._read(
-            "get_recent_messages_across_sessions",
-            count,
-            tuple(dict.fromkeys(query.effective_roles)),
-            None if query.kinds is None else tuple(dict.fromkeys(query.kinds)),
-            tuple(dict.fromkeys(query.exclude_kinds)) if query.exclude_kinds else None,
+            Engine.get_recent_messages_across_sessions,
+            query.limit,
+            query.roles,
+            query.kinds,
+            query.exclude_kinds,
             query.since_ts,
             query.platform,
-            tuple(dict.fromkeys(query.exclude_session_ids)) if query.exclude_session_ids else None,
+            query.exclude_session_ids,
         )
         return [RecentMessageRecord(session_id, message) for session_id, message in pairs]
 
-    async def update_message_content(
-        self, session_id: str, old_text: str, new_text: str, recent_limit: Limit | None = None
+    async def _update_message_content(
+        self, session_id: str, old: str, new: str, recent_limit: Limit
     ) -> int:
-        check_session_id(session_id)
-        old, new = check_replacement(old_text, new_text)
-        checked = check_limit(recent_limit, DEFAULT_RECENT_LIMIT, "recent_limit")
-        if checked == 0:
-            return 0
         # Read and decode with no lock, encode off every store thread, and take the write
         # lock only to apply the changed rows (bulk_writes.py).
-        rows = await self._read("rewrite_candidates", session_id, checked)
+        rows = await self._read(Engine.rewrite_candidates, session_id, recent_limit)
         engine = self.engine
         updates = await asyncio.to_thread(
             rewrite_plan, rows, old, new, engine.corrupt_reporter(session_id)
         )
         if not updates:
             return 0
-        return await self._submit("apply_rewrites", session_id, updates, old, new)  # type: ignore[no-any-return]
+        return await self._submit(Engine.apply_rewrites, session_id, updates, old, new)
 
-    async def delete_messages_by_timestamps(
+    async def _delete_messages_by_timestamps(
         self, session_id: str, timestamps: Sequence[int]
     ) -> int:
-        check_session_id(session_id)
-        values = check_timestamps(timestamps)
-        if not values:
-            return 0
-        return await self._submit(  # type: ignore[no-any-return]
-            "delete_messages_by_timestamps", session_id, values
-        )
+        return await self._submit(Engine.delete_messages_by_timestamps, session_id, timestamps)
 
-    async def list_sessions(self) -> list[SessionInfo]:
-        return await self._read("list_sessions")  # type: ignore[no-any-return]
+    async def _list_sessions(self) -> list[SessionInfo]:
+        return await self._read(Engine.list_sessions)
 
-    async def export_session(self, session_id: str) -> list[StoredMessage]:
-        check_session_id(session_id)
-        pairs = await self._read("export_session", session_id)
+    async def _export_session(self, session_id: str) -> list[StoredMessage]:
+        pairs = await self._read(Engine.export_session, session_id)
         return [StoredMessage(message, archived) for message, archived in pairs]
 
-    async def import_messages(self, session_id: str, records: Sequence[StoredMessage]) -> int:
-        check_session_id(session_id)
-        if isinstance(records, (str, bytes, Mapping)) or not isinstance(records, Iterable):
-            raise TypeError(
-                f"records must be a sequence of StoredMessage, got {type(records).__name__}"
-            )
-        rows: list[tuple[bool, Row]] = []
-        now = now_ms()
-        for record in list(records):
-            if not isinstance(record, StoredMessage):
-                raise TypeError(
-                    f"records must hold StoredMessage items, got {type(record).__name__}"
-                )
-            message = check_message(record.message)
-            if not isinstance(record.archived, bool):
-                raise TypeError(
-                    f"StoredMessage.archived must be a bool, got {type(record.archived).__name__}"
-                )
-            timestamp = message.timestamp
-            rows.append(
-                (record.archived, message_columns(message, now if timestamp is None else timestamp))
-            )
-        if not rows:
-            return 0
-        return await self._submit("import_messages", session_id, rows)  # type: ignore[no-any-return]
+    async def _import_messages(self, session_id: str, records: Sequence[ImportRecord]) -> int:
+        rows: list[tuple[bool, Row]] = [
+            (record.archived, message_columns(record.message, record.timestamp))
+            for record in records
+        ]
+        return await self._submit(Engine.import_messages, session_id, rows)
 
     # -- metadata ----------------------------------------------------------------------
 
-    async def save_metadata(self, namespace: str, key: str, data: dict[str, Any]) -> None:
-        check_namespace(namespace)
-        check_key(key)
-        text = encode_metadata(data)
-        await self._submit("save_metadata", namespace, key, text, now_ms())
+    async def _save_metadata(self, namespace: str, key: str, text: str, updated_at: int) -> None:
+        await self._submit(Engine.save_metadata, namespace, key, text, updated_at)
 
-    async def get_metadata(self, namespace: str, key: str) -> dict[str, Any] | None:
-        check_namespace(namespace)
-        check_key(key)
-        return await self._read("get_metadata", namespace, key)  # type: ignore[no-any-return]
+    async def _get_metadata(self, namespace: str, key: str) -> dict[str, Any] | None:
+        return await self._read(Engine.get_metadata, namespace, key)
 
-    async def list_metadata(self, namespace: str) -> list[MetadataEntry]:
-        check_namespace(namespace)
-        return await self._read("list_metadata", namespace)  # type: ignore[no-any-return]
+    async def _list_metadata(self, namespace: str) -> list[MetadataEntry]:
+        return await self._read(Engine.list_metadata, namespace)
 
-    async def list_metadata_keys(self, namespace: str) -> list[str]:
-        check_namespace(namespace)
-        return await self._read("list_metadata_keys", namespace)  # type: ignore[no-any-return]
+    async def _list_metadata_keys(self, namespace: str) -> list[str]:
+        return await self._read(Engine.list_metadata_keys, namespace)
 
-    async def delete_metadata(self, namespace: str, key: str) -> None:
-        check_namespace(namespace)
-        check_key(key)
-        await self._submit("delete_metadata", namespace, key)
+    async def _delete_metadata(self, namespace: str, key: str) -> None:
+        await self._submit(Engine.delete_metadata, namespace, key)
 
-    async def commit_metadata(self, ops: Sequence[MetadataOp]) -> None:
-        encoded = encode_batch(ops)  # the whole batch, before anything is written
-        if not encoded:
-            return
-        await self._submit("commit_metadata", encoded, now_ms())
+    async def _commit_metadata(self, ops: Sequence[EncodedOp], updated_at: int) -> None:
+        await self._submit(Engine.commit_metadata, ops, updated_at)
+
+    async def _list_namespaces(self) -> list[str]:
+        return await self._read(Engine.list_namespaces)
 
     async def backup(self, destination: str | os.PathLike[str]) -> BackupResult:
         """Write a consistent copy of the whole database to ``destination`` (``aalis backup``).
@@ -474,16 +369,13 @@ class SqliteMemory:
         See ``backup.py`` and docs/backends/sqlite.md (backups and restores).
         """
         if self._engine is None:
-            raise StoreClosed("the SQLite memory store is not open (await store.open() first)")
+            raise StoreClosed(_NOT_OPEN)
         return await asyncio.to_thread(
             backup_database,
             self.path,
             Path(os.fspath(destination)),
             busy_timeout_ms=self.config.busy_timeout_ms,
         )
-
-    async def list_namespaces(self) -> list[str]:
-        return await self._read("list_namespaces")  # type: ignore[no-any-return]
 
 
 __all__ = ["SqliteMemory", "StoreClosed"]

@@ -33,11 +33,12 @@ import contextlib
 import queue
 import threading
 from collections.abc import Callable, Sequence
-from typing import Any, TypeVar
+from typing import Any, TypeVar, TypeVarTuple
 
 from aalis_api_memory.errors import StoreClosed
 
 T = TypeVar("T")
+Ts = TypeVarTuple("Ts")
 
 #: At most this many jobs are merged into one batch call.
 MAX_BATCH = 256
@@ -152,8 +153,12 @@ class Worker:
                 raise WorkerClosed("the SQLite store is closed")
             self._jobs.put(job)
 
-    def call(self, fn: Callable[..., T], *args: Any) -> asyncio.Future[T]:
-        """Schedule ``fn(*args)`` on the worker thread; await the returned future."""
+    def call(self, fn: Callable[[*Ts], T], *args: *Ts) -> asyncio.Future[T]:
+        """Schedule ``fn(*args)`` on the worker thread; await the returned future.
+
+        Typed like a direct call: ``await worker.call(engine.get_history, "s", 50)`` is a
+        ``list[Message]``, and wrong arguments are a type error, not a failure on the thread.
+        """
         loop = asyncio.get_running_loop()
         future: asyncio.Future[T] = loop.create_future()
         self._put((fn, args, loop, future, None))
@@ -161,9 +166,9 @@ class Worker:
 
     def call_batched(
         self,
-        batch_fn: Callable[[Sequence[tuple[Any, ...]]], Sequence[T]],
-        fn: Callable[..., T],
-        *args: Any,
+        batch_fn: Callable[[Sequence[tuple[*Ts]]], Sequence[T]],
+        fn: Callable[[*Ts], T],
+        *args: *Ts,
     ) -> asyncio.Future[T]:
         """Schedule ``fn(*args)``, which may run merged as ``batch_fn([args, ...])``.
 

@@ -26,8 +26,12 @@ def check_ratio(value: object, what: str) -> float:
     return float(value)
 
 
-def check_count(value: object, what: str) -> int:
-    """A non-negative int (0 switches the count dimension off)."""
+def check_non_negative_int(value: object, what: str) -> int:
+    """A non-negative int (0 switches the count dimension off).
+
+    Not ``aalis_api_memory.validation.check_count``: that one checks ``archive_span``'s
+    count and also accepts ``math.inf``; a count line here is a plain int.
+    """
     if isinstance(value, bool) or not isinstance(value, int):
         raise TypeError(f"{what} must be a non-negative int, got {value!r}")
     if value < 0:
@@ -42,7 +46,7 @@ def _ratio(inst: object, attribute: attrs.Attribute[Any], value: object) -> None
 
 def _count(inst: object, attribute: attrs.Attribute[Any], value: object) -> None:
     if value is not None:
-        check_count(value, attribute.name)
+        check_non_negative_int(value, attribute.name)
 
 
 def _reply_cap(inst: object, attribute: attrs.Attribute[Any], value: object) -> None:
@@ -93,6 +97,6 @@ __all__ = [
     "MemorySummaryConfig",
     "PlatformProfile",
     "SummariserChoice",
-    "check_count",
+    "check_non_negative_int",
     "check_ratio",
 ]

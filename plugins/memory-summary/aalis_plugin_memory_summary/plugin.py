@@ -14,7 +14,7 @@ from aalis_schema_message import Message
 from aalis_core.markers import hookimpl
 from aalis_core.plugin import Plugin
 from aalis_plugin_memory_summary.config import MemorySummaryConfig
-from aalis_plugin_memory_summary.service import SummaryCompression
+from aalis_plugin_memory_summary.service import SUMMARY_CLEAR_TYPE_ID, SummaryCompression
 
 if TYPE_CHECKING:
     from aalis_core.context import PluginContext
@@ -59,7 +59,8 @@ class MemorySummary(Plugin):
 
     @hookimpl
     def memory_clear_types(self) -> list[ClearType]:
-        return [ClearType("summary", TextRef("memory-summary.clear.type", "Conversation summary"))]
+        label = TextRef("memory-summary.clear.type", "Conversation summary")
+        return [ClearType(SUMMARY_CLEAR_TYPE_ID, label)]
 
     @hookimpl
     async def memory_clear(

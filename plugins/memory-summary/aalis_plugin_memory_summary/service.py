@@ -42,13 +42,18 @@ from aalis_api_memory import (
     compression_due,
     has_exact_archiving,
 )
+from aalis_api_memory.clearing import CONTEXT
 from aalis_api_memory.compression import ReasonCode
 from aalis_api_memory.validation import check_session_id
 from aalis_schema_message import Message, now_ms
 
 from aalis_core.capability import CapabilityAbsent
 from aalis_plugin_memory_summary.backoff import Backoff
-from aalis_plugin_memory_summary.config import MemorySummaryConfig, check_count, check_ratio
+from aalis_plugin_memory_summary.config import (
+    MemorySummaryConfig,
+    check_non_negative_int,
+    check_ratio,
+)
 from aalis_plugin_memory_summary.records import (
     LINES_NAMESPACE,
     PENDING_NAMESPACE,
@@ -78,8 +83,9 @@ from aalis_plugin_memory_summary.summarisers import (
 if TYPE_CHECKING:
     from aalis_core.handles import Handle
 
-SUMMARY_CLEAR_TYPE = "summary"
-CONTEXT_CLEAR_TYPE = "context"
+#: The id of the clear type this plugin contributes (``aalis clear -t summary``); the
+#: ``ClearType`` itself, with its label, is built in ``plugin.py``.
+SUMMARY_CLEAR_TYPE_ID = "summary"
 #: Failures that make automatic compression of the session wait (busy, a clear or a change
 #: of the history say nothing about the summariser's health).
 BACKOFF_REASONS: frozenset[str] = frozenset(
@@ -218,7 +224,9 @@ class SummaryCompression:
             if compress_at is not None
             else None,
             history_limit=(
-                check_count(history_limit, "history_limit") if history_limit is not None else None
+                check_non_negative_int(history_limit, "history_limit")
+                if history_limit is not None
+                else None
             ),
         )
         memory = self._memory_or_raise()
@@ -801,8 +809,8 @@ class SummaryCompression:
         self, request: ClearRequest, call_next: Callable[[], Awaitable[None]]
     ) -> None:
         """The ``memory_clear`` middleware: cancel, pass on, then clear summaries."""
-        wants_summary = request.wants(SUMMARY_CLEAR_TYPE)
-        touches_history = request.wants(CONTEXT_CLEAR_TYPE) or wants_summary
+        wants_summary = request.wants(SUMMARY_CLEAR_TYPE_ID)
+        touches_history = request.wants(CONTEXT) or wants_summary
         sessions: set[str] | None = None if request.scope == "all" else {str(request.session_id)}
         if touches_history:
             self._cancel(sessions, wants_summary)
@@ -817,7 +825,7 @@ class SummaryCompression:
                     "memory-summary.clear.unavailable",
                     "Summary not cleared: no memory provider is bound",
                 ),
-                SUMMARY_CLEAR_TYPE,
+                SUMMARY_CLEAR_TYPE_ID,
             )
             return
         try:
@@ -842,10 +850,10 @@ class SummaryCompression:
                 self._name,
                 False,
                 TextRef("memory-summary.clear.failed", f"Summary not cleared: {_error_text(exc)}"),
-                SUMMARY_CLEAR_TYPE,
+                SUMMARY_CLEAR_TYPE_ID,
             )
             return
-        request.report(self._name, True, message, SUMMARY_CLEAR_TYPE)
+        request.report(self._name, True, message, SUMMARY_CLEAR_TYPE_ID)
 
     def _cancel(self, sessions: Iterable[str] | None, clears_summary: bool) -> None:
         wanted = None if sessions is None else set(sessions)
