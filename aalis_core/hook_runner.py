@@ -7,10 +7,10 @@ The host keeps the lifecycle (which plugins are active, in what order they start
 the runner a view of it; ``Host.emit``, ``run_middleware``, ``collect_contributions`` and
 ``hook_impls`` delegate here.
 
-Every call goes through
-``aalis_core.containment.call_plugin``, so a middleware or a listener that hangs is
-cancelled after ``[host] hook_timeout`` and one that raises (``SystemExit`` included) is
-reported with its plugin's name, and the chain or the delivery goes on.
+Every call goes through ``aalis_core.containment.call_plugin``, so a middleware or a
+listener that hangs is cancelled after ``[host] hook_timeout`` and one that raises
+(``SystemExit`` included) is reported with its plugin's name, and the chain or the delivery
+goes on.
 
 Middleware (a Koa-style onion): code before ``await call_next()`` runs on the way in, after
 it on the way out, the default action in the middle. A layer that fails (raises or times
