@@ -15,7 +15,7 @@ from collections import defaultdict
 from typing import Any
 
 import pytest
-from aalis_api_memory import ClearRequest, memory
+from aalis_api_memory import ClearRequest, FullMemoryService, memory
 from aalis_schema_message import Message
 
 from aalis_core import Plugin, hookimpl
@@ -29,7 +29,9 @@ async def _full(mem: Any, session_id: str) -> list[Message]:
     return list(await mem.get_full_history(session_id, math.inf))
 
 
-async def test_1000_concurrent_saves_on_one_session_are_all_there_in_order(memory: Any) -> None:
+async def test_1000_concurrent_saves_on_one_session_are_all_there_in_order(
+    memory: FullMemoryService,
+) -> None:
     # No timestamps: each save stores "now", so order must follow time, then insertion.
     saves = [
         memory.save_message("busy", Message(role="user", content=f"m{i}")) for i in range(SAVES)
@@ -46,7 +48,9 @@ async def test_1000_concurrent_saves_on_one_session_are_all_there_in_order(memor
     assert await memory.get_history("busy", math.inf) == history
 
 
-async def test_concurrent_writers_keep_their_own_order_on_equal_timestamps(memory: Any) -> None:
+async def test_concurrent_writers_keep_their_own_order_on_equal_timestamps(
+    memory: FullMemoryService,
+) -> None:
     """20 tasks x 50 awaited saves, all with one timestamp: ties fall back to insertion order,
     so each writer's messages must come back in the order that writer saved them."""
     writers, per_writer, stamp = 20, SAVES // 20, 1_700_000_000_000
@@ -67,7 +71,9 @@ async def test_concurrent_writers_keep_their_own_order_on_equal_timestamps(memor
     assert {w: js for w, js in seen.items()} == {w: list(range(per_writer)) for w in range(writers)}
 
 
-async def test_1000_concurrent_saves_across_50_sessions_sort_by_timestamp(memory: Any) -> None:
+async def test_1000_concurrent_saves_across_50_sessions_sort_by_timestamp(
+    memory: FullMemoryService,
+) -> None:
     sessions, per_session = 50, SAVES // 50
     rng = random.Random(7)
     planned = [

@@ -14,7 +14,7 @@ import math
 from typing import Any
 
 import pytest
-from aalis_api_memory import Delete, Put, RecentMessagesQuery, StoredMessage
+from aalis_api_memory import Delete, FullMemoryService, Put, RecentMessagesQuery, StoredMessage
 from aalis_schema_message import Message
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
@@ -151,7 +151,7 @@ def _settings(examples: int) -> Any:
     )
 
 
-async def _run(memory: Any, steps: list[tuple[str, tuple[Any, ...]]]) -> None:
+async def _run(memory: FullMemoryService, steps: list[tuple[str, tuple[Any, ...]]]) -> None:
     from aalis_plugin_memory_inmemory import InMemoryMemory
 
     reference = InMemoryMemory()
@@ -168,7 +168,7 @@ async def _run(memory: Any, steps: list[tuple[str, tuple[Any, ...]]]) -> None:
 @_settings(40)
 @given(steps=st.lists(step, min_size=4, max_size=12))
 async def test_call_sequences_match_the_reference(
-    memory: Any, steps: list[tuple[str, tuple[Any, ...]]]
+    memory: FullMemoryService, steps: list[tuple[str, tuple[Any, ...]]]
 ) -> None:
     await _run(memory, steps)
 
@@ -177,7 +177,7 @@ async def test_call_sequences_match_the_reference(
 @_settings(10)
 @given(steps=st.lists(step, min_size=4, max_size=10))
 async def test_call_sequences_on_mongodb_match_the_reference(
-    memory: Any, steps: list[tuple[str, tuple[Any, ...]]]
+    memory: FullMemoryService, steps: list[tuple[str, tuple[Any, ...]]]
 ) -> None:
     await _run(memory, steps)
 
@@ -186,6 +186,6 @@ async def test_call_sequences_on_mongodb_match_the_reference(
 @_settings(20)
 @given(steps=st.lists(step, min_size=4, max_size=12))
 async def test_call_sequences_on_postgres_match_the_reference(
-    memory: Any, steps: list[tuple[str, tuple[Any, ...]]]
+    memory: FullMemoryService, steps: list[tuple[str, tuple[Any, ...]]]
 ) -> None:
     await _run(memory, steps)

@@ -21,7 +21,14 @@ import math
 from typing import Any
 
 import pytest
-from aalis_api_memory import Delete, MetadataEntry, Put, RecentMessagesQuery, StoredMessage
+from aalis_api_memory import (
+    Delete,
+    FullMemoryService,
+    MetadataEntry,
+    Put,
+    RecentMessagesQuery,
+    StoredMessage,
+)
 from aalis_schema_message import Message, ToolCall
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
@@ -423,7 +430,7 @@ PREFIX = st.one_of(
 )
 
 
-async def _fuzz_one(memory: Any, method: str, data: st.DataObject) -> None:
+async def _fuzz_one(memory: FullMemoryService, method: str, data: st.DataObject) -> None:
     """One random call of any method (state for the next), then a hostile call of ``method``."""
     if not hasattr(memory, method):
         pytest.skip(f"the backend has no {method}")
@@ -460,7 +467,7 @@ def _settings(examples: int) -> Any:
 @_settings(EXAMPLES)
 @given(data=st.data())
 async def test_hostile_input_is_stored_verbatim_or_refused_without_writing(
-    memory: Any, method: str, data: st.DataObject
+    memory: FullMemoryService, method: str, data: st.DataObject
 ) -> None:
     await _fuzz_one(memory, method, data)
 
@@ -470,7 +477,7 @@ async def test_hostile_input_is_stored_verbatim_or_refused_without_writing(
 @_settings(MONGODB_EXAMPLES)
 @given(data=st.data())
 async def test_hostile_input_on_mongodb_is_stored_verbatim_or_refused_without_writing(
-    memory: Any, method: str, data: st.DataObject
+    memory: FullMemoryService, method: str, data: st.DataObject
 ) -> None:
     """Fewer examples: every call is a round trip to a server (nx-27017 in CI, ~20 ms each)."""
     await _fuzz_one(memory, method, data)
@@ -481,7 +488,7 @@ async def test_hostile_input_on_mongodb_is_stored_verbatim_or_refused_without_wr
 @_settings(POSTGRES_EXAMPLES)
 @given(data=st.data())
 async def test_hostile_input_on_postgres_is_stored_verbatim_or_refused_without_writing(
-    memory: Any, method: str, data: st.DataObject
+    memory: FullMemoryService, method: str, data: st.DataObject
 ) -> None:
     """NUL, which PostgreSQL's ``text`` refuses, must round-trip like any other character."""
     await _fuzz_one(memory, method, data)

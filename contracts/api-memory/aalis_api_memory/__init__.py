@@ -35,7 +35,7 @@ from aalis_api_memory.exact import (
     MetadataGuard,
     has_exact_archiving,
 )
-from aalis_api_memory.holds import HeldMemory
+from aalis_api_memory.holds import HeldMemory, Holding
 from aalis_api_memory.prompt import (
     PromptBlock,
     PromptRequest,
@@ -44,7 +44,19 @@ from aalis_api_memory.prompt import (
 )
 from aalis_api_memory.provider import MemoryProviderPlugin
 from aalis_api_memory.saving import SessionClock, announce_saved, save_conversation
-from aalis_api_memory.service import OPTIONAL_METHODS, MemoryService
+from aalis_api_memory.service import (
+    OPTIONAL_GROUPS,
+    OPTIONAL_METHODS,
+    ClearAll,
+    CrossSession,
+    FullHistory,
+    FullMemoryService,
+    MemoryService,
+    MetadataKeys,
+    Rewrite,
+    Transfer,
+    supports,
+)
 from aalis_api_memory.turn import (
     PromptPlan,
     TurnError,
@@ -85,10 +97,12 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "CONTEXT_CLEAR_TYPE",
+    "OPTIONAL_GROUPS",
     "OPTIONAL_METHODS",
     "REASON_CODES",
     "ArchiveConflict",
     "BridgeDeadlock",
+    "ClearAll",
     "ClearRequest",
     "ClearResult",
     "ClearType",
@@ -97,16 +111,21 @@ __all__ = [
     "CompressionLines",
     "CompressionService",
     "CompressionUsage",
+    "CrossSession",
     "Delete",
     "ExactArchiving",
+    "FullHistory",
+    "FullMemoryService",
     "HeldMemory",
     "HistorySnapshot",
+    "Holding",
     "LoopBridge",
     "MemoryBackend",
     "MemoryProviderPlugin",
     "MemoryService",
     "MetadataEntry",
     "MetadataGuard",
+    "MetadataKeys",
     "MetadataOp",
     "PromptBlock",
     "PromptPlan",
@@ -114,6 +133,7 @@ __all__ = [
     "Put",
     "RecentMessageRecord",
     "RecentMessagesQuery",
+    "Rewrite",
     "SessionClock",
     "SessionInfo",
     "StoredMessage",
@@ -121,6 +141,7 @@ __all__ = [
     "SyncHost",
     "SyncMemory",
     "TextRef",
+    "Transfer",
     "TurnError",
     "TurnModel",
     "TurnModelFailed",
@@ -146,5 +167,6 @@ __all__ = [
     "run_clear",
     "run_turn",
     "save_conversation",
+    "supports",
     "undo_last_turn",
 ]

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from aalis_api_memory.compression import CompressionService
 from aalis_api_memory.service import MemoryService
 from aalis_core.capability import Capability
 
 
-def _hold_adapter(instance: Any) -> Any:
+def _hold_adapter(instance: object) -> MemoryService:
     # Every provider is wrapped once so that run_clear can hold sessions across all consumers
     # of that provider (a save during a clear waits and lands after it).
     from aalis_api_memory.holds import HeldMemory

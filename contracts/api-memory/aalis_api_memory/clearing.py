@@ -10,11 +10,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from contextlib import AbstractAsyncContextManager, nullcontext
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol, cast
 
 import attrs
 
 from aalis_api_memory.errors import AalisMemoryError
+from aalis_api_memory.holds import Holding
+from aalis_api_memory.service import ClearAll, MemoryService, MetadataKeys, Transfer, supports
 from aalis_api_memory.types import Delete
 from aalis_api_memory.validation import check_namespace, check_session_id
 from aalis_core.containment import describe
@@ -46,6 +48,17 @@ class TextRef:
 
 
 Text = str | TextRef
+
+if TYPE_CHECKING:
+    from aalis_core.capability import Capability
+    from aalis_core.handles import Handle
+
+    #: What ``run_clear`` takes as ``memory``: a handle on the capability, or a store.
+    MemoryTarget = Handle[MemoryService] | MemoryService
+
+
+class _Logger(Protocol):
+    def info(self, event: str, **fields: Any) -> None: ...
 
 
 def _check_text(inst: object, attribute: attrs.Attribute[Any], value: object) -> None:
@@ -189,7 +202,7 @@ async def run_clear(
     scope: Scope,
     session_id: str | None = None,
     types: Iterable[str] | None = None,
-    memory: Any = None,
+    memory: MemoryTarget | None = None,
 ) -> list[ClearResult]:
     """Clear one session (``scope="session"``) or everything (``"all"``).
 
@@ -238,7 +251,7 @@ async def run_clear(
 
     before: list[str] = []
     async with _hold(service, None if scope == "all" else [request.session_id or ""]):
-        if scope == "all" and request.wants(CONTEXT) and _has(service, "list_sessions"):
+        if scope == "all" and request.wants(CONTEXT) and supports(service, Transfer):
             before = [info.session_id for info in await service.list_sessions()]
         await host.run_middleware("memory_clear", request, clear_history, failed)
 
@@ -264,7 +277,7 @@ async def run_clear(
     return request.results
 
 
-def memory_capability() -> Any:
+def memory_capability() -> Capability[MemoryService]:
     # Imported late: capabilities imports holds, and holds nothing of this module, but
     # keeping clearing importable without the capability machinery keeps it light.
     from aalis_api_memory.capabilities import memory
@@ -272,25 +285,21 @@ def memory_capability() -> Any:
     return memory
 
 
-def _has(service: Any, method: str) -> bool:
-    return service is not None and callable(getattr(service, method, None))
-
-
-def _service(handle: Any) -> Any:
+def _service(handle: MemoryTarget | None) -> MemoryService | None:
     """The ``MemoryService`` behind a handle (None when absent), or ``handle`` itself."""
     if hasattr(handle, "present") and hasattr(handle, "capability"):
-        return handle.use if handle.present else None
-    return handle
+        bound = cast("Handle[MemoryService]", handle)
+        return bound.use if bound.present else None
+    return cast("MemoryService | None", handle)
 
 
-def _hold(service: Any, session_ids: list[str] | None) -> AbstractAsyncContextManager[Any]:
-    if _has(service, "hold"):
-        held: AbstractAsyncContextManager[Any] = service.hold(session_ids)
-        return held
+def _hold(service: object, session_ids: list[str] | None) -> AbstractAsyncContextManager[None]:
+    if supports(service, Holding):
+        return service.hold(session_ids)
     return nullcontext()
 
 
-async def _clear_history(service: Any, request: ClearRequest) -> None:
+async def _clear_history(service: MemoryService | None, request: ClearRequest) -> None:
     """The innermost action: clear the history and report it as source ``memory``."""
     if service is None:
         request.report(
@@ -302,12 +311,12 @@ async def _clear_history(service: Any, request: ClearRequest) -> None:
         return
     try:
         if request.scope == "session":
-            await service.clear_session(request.session_id)
+            await service.clear_session(request.session_id or "")
             done = TextRef("memory.clear.session", "conversation history cleared")
-        elif _has(service, "clear_all"):
+        elif supports(service, ClearAll):
             await service.clear_all()
             done = TextRef("memory.clear.all", "every conversation history cleared")
-        elif _has(service, "list_sessions"):
+        elif supports(service, Transfer):
             for info in await service.list_sessions():
                 await service.clear_session(info.session_id)
             done = TextRef("memory.clear.all", "every conversation history cleared")
@@ -334,7 +343,7 @@ def _error_text(exc: BaseException) -> str:
 
 
 async def clear_metadata_namespaces(
-    memory: Any, namespaces: Iterable[str], logger: Any
+    memory: MemoryService, namespaces: Iterable[str], logger: _Logger
 ) -> list[list[str]]:
     """Delete every entry of ``namespaces`` in ONE ``commit_metadata``.
 
@@ -354,7 +363,7 @@ async def clear_metadata_namespaces(
     ops: list[Delete] = []
     for namespace in names:
         readable = [entry.key for entry in await memory.list_metadata(namespace)]
-        if callable(getattr(memory, "list_metadata_keys", None)):
+        if supports(memory, MetadataKeys):
             keys = list(await memory.list_metadata_keys(namespace))
             known = set(readable)
             unreadable += [f"{namespace}/{key}" for key in keys if key not in known]

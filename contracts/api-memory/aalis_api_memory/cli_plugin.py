@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 from aalis_schema_message import Message
@@ -34,6 +34,14 @@ from aalis_api_memory.clearing import (
 from aalis_api_memory.cli_params import SESSION, SessionId
 from aalis_api_memory.compression import SummaryRecord
 from aalis_api_memory.errors import AalisMemoryError
+from aalis_api_memory.service import (
+    FullHistory,
+    MemoryService,
+    MetadataKeys,
+    Transfer,
+    missing_methods,
+    supports,
+)
 from aalis_api_memory.undo import UndoError, UndoOutcome, undo_last_turn
 from aalis_core.markers import hookimpl
 from aalis_core.plugin import Plugin
@@ -46,15 +54,21 @@ class CommandError(AalisMemoryError, click.ClickException):
     """A user-facing failure: one line on stderr, exit code 1."""
 
 
-def _service(host: Host) -> Any:
+G = TypeVar("G")
+
+
+def _service(host: Host) -> MemoryService:
     return host.capability(memory).use
 
 
-def _require(service: Any, method: str, command: str) -> None:
-    if not callable(getattr(service, method, None)):
-        raise CommandError(
-            f"`aalis {command}` needs {method}(), which the active memory backend does not offer"
-        )
+def _require(service: MemoryService, group: Callable[..., G], command: str) -> G:
+    """``service`` as ``group``, or a ``CommandError`` naming what the backend lacks."""
+    if supports(service, group):
+        return service
+    needed = ", ".join(f"{name}()" for name in missing_methods(service, group))
+    raise CommandError(
+        f"`aalis {command}` needs {needed}, which the active memory backend does not offer"
+    )
 
 
 def _when(timestamp: int | None) -> str:
@@ -116,8 +130,8 @@ async def _history(
     async with open_host() as host:
         service = _service(host)
         if full:
-            _require(service, "get_full_history", "history --full")
-            messages: list[Message] = await service.get_full_history(session_id, limit)
+            full_history = _require(service, FullHistory, "history --full")
+            messages: list[Message] = await full_history.get_full_history(session_id, limit)
         else:
             messages = await service.get_history(session_id, limit)
         return messages, await _summary(host, session_id)
@@ -184,8 +198,7 @@ async def _sessions() -> list[Any]:
 
     async with open_host() as host:
         service = _service(host)
-        _require(service, "list_sessions", "sessions")
-        return list(await service.list_sessions())
+        return list(await _require(service, Transfer, "sessions").list_sessions())
 
 
 @click.command("sessions")
@@ -350,11 +363,11 @@ async def _metadata_list(namespace: str | None) -> tuple[list[str], list[Any], l
     async with open_host() as host:
         service = _service(host)
         if namespace is None:
-            _require(service, "list_namespaces", "metadata list")
-            return list(await service.list_namespaces()), [], []
+            listing = _require(service, MetadataKeys, "metadata list")
+            return list(await listing.list_namespaces()), [], []
         entries = list(await service.list_metadata(namespace))
         unreadable: list[str] = []
-        if callable(getattr(service, "list_metadata_keys", None)):
+        if supports(service, MetadataKeys):
             readable = {entry.key for entry in entries}
             keys = await service.list_metadata_keys(namespace)
             unreadable = [key for key in keys if key not in readable]
@@ -418,7 +431,7 @@ async def _metadata_delete(namespace: str, key: str) -> bool | None:
     async with open_host() as host:
         service = _service(host)
         existed: bool | None = None
-        if callable(getattr(service, "list_metadata_keys", None)):
+        if supports(service, MetadataKeys):
             existed = key in await service.list_metadata_keys(namespace)
         await service.delete_metadata(namespace, key)
         return existed

@@ -64,8 +64,6 @@ from aalis_api_memory.transfer import (
     write_atomically,
 )
 from aalis_api_memory.transfer.reports import plural as _plural
-from aalis_api_memory.transfer.stores import optional_method as _call
-from aalis_api_memory.types import SessionInfo
 
 #: Where ``aalis migrate --skip-oversize`` writes the messages it left out (an export file).
 DEFAULT_OVERSIZE_REPORT = "aalis-migrate-oversize.jsonl"
@@ -133,7 +131,7 @@ async def migrate_command_impl(
                 skip_oversize=skip_oversize,
             )
         else:
-            infos: list[SessionInfo] = await _call(source, "list_sessions")()
+            infos = await require(source, source_name, ["list_sessions"], "migrate").list_sessions()
             with click.progressbar(
                 length=sum(i.active + i.archived for i in infos),
                 label=f"Migrating {source_name} -> {target_name}",

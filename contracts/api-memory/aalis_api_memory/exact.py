@@ -20,13 +20,15 @@ can succeed, and a commit that read an entry a clear deleted meanwhile fails.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Literal, Protocol, runtime_checkable
+from collections.abc import Iterable, Mapping
+from typing import Any, Literal, TypeGuard
 
 import attrs
 from aalis_schema_message import Message
 
 from aalis_api_memory.errors import AalisMemoryError
+from aalis_api_memory.service import ExactArchiving, supports
+from aalis_api_memory.types import HistorySnapshot, MetadataGuard
 from aalis_api_memory.validation import (
     check_key,
     check_message,
@@ -35,42 +37,10 @@ from aalis_api_memory.validation import (
     encode_metadata,
 )
 
-#: The optional methods of this extension (both or neither).
+#: The optional methods of this extension (both or neither): ``ExactArchiving``'s.
 EXACT_METHODS: tuple[str, str] = ("history_snapshot", "archive_exact")
 
 ConflictReason = Literal["guard", "messages"]
-
-
-@attrs.frozen
-class HistorySnapshot:
-    """The active history of a session and the identity of each message, read together.
-
-    ``ids[i]`` names ``messages[i]``. An id is a non-empty ``str`` (so it survives JSON),
-    unique within the session, and never names a different message later: a rewritten
-    (``update_message_content``) message may get a new id, a deleted one's id is never
-    given to a message saved afterwards.
-    """
-
-    messages: tuple[Message, ...]
-    ids: tuple[str, ...]
-
-    def __attrs_post_init__(self) -> None:
-        if len(self.messages) != len(self.ids):
-            raise ValueError("a HistorySnapshot needs one id per message")
-
-
-@attrs.frozen(kw_only=True)
-class MetadataGuard:
-    """Compare-and-set of one metadata entry, applied in the same commit as the archive.
-
-    ``expected`` is the entry's data as the caller read it (None: the entry was absent);
-    ``data`` replaces it when the commit succeeds.
-    """
-
-    namespace: str
-    key: str
-    expected: dict[str, Any] | None
-    data: dict[str, Any]
 
 
 class ArchiveConflict(AalisMemoryError):
@@ -86,25 +56,9 @@ class ArchiveConflict(AalisMemoryError):
         self.reason: ConflictReason = reason
 
 
-@runtime_checkable
-class ExactArchiving(Protocol):
-    """The two methods a backend adds to offer exact archiving (both or neither)."""
-
-    async def history_snapshot(self, session_id: str) -> HistorySnapshot: ...
-
-    async def archive_exact(
-        self,
-        session_id: str,
-        ids: Sequence[str],
-        *,
-        guard: MetadataGuard,
-        marker: Message | None = None,
-    ) -> int: ...
-
-
-def has_exact_archiving(memory: object) -> bool:
+def has_exact_archiving(memory: object) -> TypeGuard[ExactArchiving]:
     """True when ``memory`` (a backend or a handle's ``use``) offers both methods."""
-    return all(callable(getattr(memory, name, None)) for name in EXACT_METHODS)
+    return supports(memory, ExactArchiving)
 
 
 def check_ids(ids: object) -> tuple[str, ...]:

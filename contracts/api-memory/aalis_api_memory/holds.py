@@ -7,8 +7,9 @@ held session waits until the hold ends and then lands. Nothing said during a cle
 
 The adapter sits around the provider instance itself (``Capability(adapter=...)``), so every
 consumer bound to that provider shares the same holds, whichever plugin started the clear.
-Everything else is delegated unchanged, so ``hasattr(handle.use, "count_history")`` still
-tells whether the backend has an optional method.
+Everything else is delegated unchanged, so ``supports(handle.use, FullHistory)`` still
+tells whether the backend has an optional group. ``Holding`` is the adapter's own addition,
+detected the same way (a consumer may be handed a store that is not wrapped).
 """
 
 from __future__ import annotations
@@ -16,13 +17,25 @@ from __future__ import annotations
 import asyncio
 from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from contextvars import ContextVar
-from typing import Any
+from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from aalis_schema_message import Message
 
 from aalis_api_memory.validation import check_message, check_session_id
+
+
+@runtime_checkable
+class Holding(Protocol):
+    """What the adapter adds to a store: holding sessions against writes during a clear."""
+
+    def hold(self, session_ids: Iterable[str] | None = None) -> AbstractAsyncContextManager[None]:
+        """Hold ``session_ids`` (every session when None) for the duration of the block."""
+        ...
+
+
+R = TypeVar("R")
 
 #: Writes that add messages and therefore wait for a hold on their session.
 HELD_WRITES: frozenset[str] = frozenset({"save_message", "import_messages"})
@@ -130,7 +143,7 @@ class HeldMemory:
     def _settled(self, hold: _Hold) -> bool:
         return not any(count > 0 and hold.covers(sid) for sid, count in self._writing.items())
 
-    async def _wait_and_write(self, session_id: str, write: Callable[[], Awaitable[Any]]) -> Any:
+    async def _wait_and_write(self, session_id: str, write: Callable[[], Awaitable[R]]) -> R:
         changed = self._condition()
         async with changed:
             await changed.wait_for(lambda: not self._blocked(session_id))
@@ -168,4 +181,4 @@ class HeldMemory:
         return write
 
 
-__all__ = ["HELD_WRITES", "HeldMemory"]
+__all__ = ["HELD_WRITES", "HeldMemory", "Holding"]

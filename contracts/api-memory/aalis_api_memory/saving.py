@@ -15,6 +15,8 @@ from typing import Any
 import attrs
 from aalis_schema_message import Message, now_ms
 
+from aalis_api_memory.service import MemoryService
+
 SAVED_EVENT = "memory_messages_saved"
 
 
@@ -63,7 +65,7 @@ async def announce_saved(host: Any, session_id: str, messages: Sequence[Message]
 
 
 async def save_conversation(
-    memory: Any,
+    memory: MemoryService,
     session_id: str,
     messages: Sequence[Message],
     *,

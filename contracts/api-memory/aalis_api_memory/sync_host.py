@@ -22,6 +22,7 @@ from aalis_api_memory.bridge import LoopBridge
 from aalis_api_memory.capabilities import compression as compression_capability
 from aalis_api_memory.capabilities import memory as memory_capability
 from aalis_api_memory.clearing import ClearResult, Scope, run_clear
+from aalis_api_memory.service import MemoryService
 from aalis_api_memory.turn import TurnResult, TurnSettings, run_turn
 from aalis_core.capability import Capability
 from aalis_core.handles import Handle
@@ -42,7 +43,7 @@ class SyncMemory:
     loop. Saves go through the handle, so a save during a clear waits like any other.
     """
 
-    def __init__(self, bridge: LoopBridge, handle: Handle[Any]) -> None:
+    def __init__(self, bridge: LoopBridge, handle: Handle[MemoryService]) -> None:
         self._bridge = bridge
         self._handle = handle
 
@@ -51,13 +52,14 @@ class SyncMemory:
         return bool(self._handle.present)
 
     @property
-    def handle(self) -> Handle[Any]:
+    def handle(self) -> Handle[MemoryService]:
         return self._handle
 
     def __getattr__(self, name: str) -> Callable[..., Any]:
         if name.startswith("_"):
             raise AttributeError(name)
-        # Optional contract methods are detected with hasattr: answer as the provider does.
+        # ``supports(sync.memory, FullHistory)`` answers as the provider does: an optional
+        # method the backend lacks raises AttributeError here too.
         method = getattr(self._handle.use, name)
 
         def call(*args: Any, **kwargs: Any) -> Any:

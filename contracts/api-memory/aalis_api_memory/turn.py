@@ -17,16 +17,23 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, cast, runtime_checkable
 
 import attrs
 from aalis_schema_message import Message
 
-from aalis_api_memory.compression import CompressionError, CompressionUsage
+from aalis_api_memory.compression import CompressionError, CompressionService, CompressionUsage
 from aalis_api_memory.errors import AalisMemoryError
 from aalis_api_memory.saving import SESSION_CLOCK, SessionClock, announce_saved, stamped
+from aalis_api_memory.service import FullHistory, MemoryService, supports
 from aalis_api_memory.tokens import estimate_message_tokens, estimate_text_tokens
 from aalis_core.capability import CapabilityAbsent
+
+if TYPE_CHECKING:
+    from aalis_core.handles import Handle
+
+    #: A compression handle or service, as a turn takes it (None: no compression).
+    CompressionTarget = Handle[CompressionService] | CompressionService
 
 SUMMARY_HEADER = "Summary of the earlier conversation:\n"
 CONTRIBUTIONS_HOOK = "prompt_contributions"
@@ -164,16 +171,17 @@ def _reason(exc: BaseException) -> str:
 # -- building the prompt -----------------------------------------------------------------
 
 
-async def session_summary(compression: Any, session_id: str) -> str | None:
+async def session_summary(compression: CompressionTarget | None, session_id: str) -> str | None:
     """The session's summary text from a compression handle or service (None when there is
     no provider, no summary, or the provider fails: a turn never fails for a summary)."""
     if compression is None:
         return None
     try:
         if hasattr(compression, "present"):
-            if not compression.present:
+            handle = cast("Handle[CompressionService]", compression)
+            if not handle.present:
                 return None
-            compression = compression.use
+            compression = handle.use
         record = await compression.summary(session_id)
     except (CompressionError, CapabilityAbsent):
         return None
@@ -181,12 +189,12 @@ async def session_summary(compression: Any, session_id: str) -> str | None:
 
 
 async def build_prompt(
-    memory: Any,
+    memory: MemoryService,
     model: TurnModel,
     session_id: str,
     *,
     settings: TurnSettings,
-    compression: Any = None,
+    compression: CompressionTarget | None = None,
     arrange: Callable[[Sequence[Message]], Sequence[Message]] | None = None,
 ) -> PromptPlan:
     """System prompt + summary + the newest history that fits the model's budget.
@@ -210,7 +218,7 @@ async def build_prompt(
     fetched = await memory.get_history(session_id, settings.history_fetch)
     conversation = [m for m in fetched if not m.is_control]
     total = len(conversation)
-    if total >= settings.history_fetch and hasattr(memory, "count_history"):
+    if total >= settings.history_fetch and supports(memory, FullHistory):
         total = int(await memory.count_history(session_id))
     chosen: list[Message] = []
     used = head_tokens
@@ -298,13 +306,13 @@ async def add_contributions(
 
 async def run_turn(
     host: Any,
-    memory: Any,
+    memory: MemoryService,
     model: TurnModel,
     session_id: str,
     text: str,
     *,
     settings: TurnSettings | None = None,
-    compression: Any = None,
+    compression: CompressionTarget | None = None,
     emit: Callable[..., Awaitable[None]] | None = None,
     reply_metadata: Mapping[str, Any] | None = None,
     arrange: Callable[[Sequence[Message]], Sequence[Message]] | None = None,

@@ -1,4 +1,5 @@
-"""Value types of the memory contract: metadata entries and ops, cross-session queries, sessions."""
+"""Value types of the memory contract: metadata entries and ops, cross-session queries,
+sessions, and the snapshot and guard of exact archiving (docs/reference/memory-contract.md)."""
 
 from __future__ import annotations
 
@@ -93,9 +94,43 @@ class StoredMessage:
     archived: bool = False
 
 
+@attrs.frozen
+class HistorySnapshot:
+    """The active history of a session and the identity of each message, read together.
+
+    ``ids[i]`` names ``messages[i]``. An id is a non-empty ``str`` (so it survives JSON),
+    unique within the session, and never names a different message later: a rewritten
+    (``update_message_content``) message may get a new id, a deleted one's id is never
+    given to a message saved afterwards.
+    """
+
+    messages: tuple[Message, ...]
+    ids: tuple[str, ...]
+
+    def __attrs_post_init__(self) -> None:
+        if len(self.messages) != len(self.ids):
+            raise ValueError("a HistorySnapshot needs one id per message")
+
+
+@attrs.frozen(kw_only=True)
+class MetadataGuard:
+    """Compare-and-set of one metadata entry, applied in the same commit as the archive.
+
+    ``expected`` is the entry's data as the caller read it (None: the entry was absent);
+    ``data`` replaces it when the commit succeeds.
+    """
+
+    namespace: str
+    key: str
+    expected: dict[str, Any] | None
+    data: dict[str, Any]
+
+
 __all__ = [
     "Delete",
+    "HistorySnapshot",
     "MetadataEntry",
+    "MetadataGuard",
     "MetadataOp",
     "Put",
     "RecentMessageRecord",

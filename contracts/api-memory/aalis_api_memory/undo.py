@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any
 
 import attrs
 from aalis_schema_message import Message
 
 from aalis_api_memory.errors import AalisMemoryError
+from aalis_api_memory.service import MemoryService, Rewrite, supports
 
 #: Conversation messages read first when looking for the last turn; the whole active
 #: history is read only when the newest user message is further back than this.
@@ -49,7 +49,7 @@ def _last_turn(messages: Sequence[Message]) -> tuple[list[Message], list[Message
 
 
 async def undo_last_turn(
-    memory: Any,
+    memory: MemoryService,
     session_id: str,
     emit: Callable[..., Awaitable[None]],
 ) -> UndoOutcome:
@@ -63,8 +63,7 @@ async def undo_last_turn(
     """
     if not isinstance(session_id, str):
         raise TypeError(f"session_id must be a str, got {type(session_id).__name__}")
-    delete = getattr(memory, "delete_messages_by_timestamps", None)
-    if not callable(delete):
+    if not supports(memory, Rewrite):
         raise UndoError("the memory backend offers no delete_messages_by_timestamps()")
     history: Sequence[Message] = await memory.get_history(session_id, _FIRST_WINDOW)
     before, turn = _last_turn(history)
@@ -81,7 +80,7 @@ async def undo_last_turn(
             "cannot undo: an earlier message shares a timestamp with the last turn, and "
             "deleting by timestamp would remove it too"
         )
-    deleted = int(await delete(session_id, timestamps))
+    deleted = int(await memory.delete_messages_by_timestamps(session_id, timestamps))
     await emit("memory_messages_deleted", session_id=session_id, timestamps=timestamps)
     await emit("history_changed", session_id=session_id)
     return UndoOutcome(messages=tuple(turn), deleted=deleted)

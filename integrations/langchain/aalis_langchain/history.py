@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from aalis_api_memory import ClearResult, compression, history_cleared, run_clear
+from aalis_api_memory import ClearResult, MemoryService, compression, history_cleared, run_clear
 from aalis_api_memory import memory as memory_capability
 from aalis_api_memory.bridge import LoopBridge
 from aalis_api_memory.errors import AalisMemoryError
@@ -24,6 +24,9 @@ from langchain_core.chat_history import BaseChatMessageHistory
 from langchain_core.messages import BaseMessage, SystemMessage
 
 from aalis_langchain.convert import AALIS_KEY, from_aalis, to_aalis
+
+if TYPE_CHECKING:
+    from aalis_core.handles import Handle
 
 T = TypeVar("T")
 
@@ -63,7 +66,7 @@ class AalisChatMessageHistory(BaseChatMessageHistory):
         session_id: str,
         host: Any,
         *,
-        memory: Any = None,
+        memory: Handle[MemoryService] | None = None,
         platform: str | None = "langchain",
         include_summary: bool = True,
         limit: float = math.inf,

@@ -10,9 +10,18 @@ from __future__ import annotations
 
 import math
 from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
-from aalis_api_memory import ClearResult, history_cleared, run_clear
+from aalis_api_memory import (
+    ClearResult,
+    FullHistory,
+    MemoryService,
+    Rewrite,
+    Transfer,
+    history_cleared,
+    run_clear,
+    supports,
+)
 from aalis_api_memory import memory as memory_capability
 from aalis_api_memory.bridge import LoopBridge
 from aalis_api_memory.errors import AalisMemoryError
@@ -22,6 +31,9 @@ from llama_index.core.storage.chat_store.base import BaseChatStore
 from pydantic import PrivateAttr
 
 from aalis_llamaindex.convert import from_aalis, to_aalis
+
+if TYPE_CHECKING:
+    from aalis_core.handles import Handle
 
 T = TypeVar("T")
 
@@ -61,7 +73,9 @@ class AalisChatStore(BaseChatStore):
     _bridge: LoopBridge = PrivateAttr()
     _memory: Any = PrivateAttr()
 
-    def __init__(self, host: Any, *, memory: Any = None, **data: Any) -> None:
+    def __init__(
+        self, host: Any, *, memory: Handle[MemoryService] | None = None, **data: Any
+    ) -> None:
         super().__init__(**data)
         bridge = getattr(host, "bridge", None)
         inner = getattr(host, "host", None)
@@ -114,13 +128,14 @@ class AalisChatStore(BaseChatStore):
         if not -len(stored) <= idx < len(stored):
             return None
         target = stored[idx]
-        service = self._memory.use
-        if not hasattr(service, "delete_messages_by_timestamps"):
+        service: MemoryService = self._memory.use
+        if not supports(service, Rewrite):
             raise NotImplementedError(
                 "this memory provider cannot delete single messages "
                 "(no delete_messages_by_timestamps)"
             )
-        everything = await service.get_full_history(key, math.inf)
+        # get_full_history is not checked: AttributeError without it, as before.
+        everything = await cast(FullHistory, service).get_full_history(key, math.inf)
         if sum(1 for m in everything if m.timestamp == target.timestamp) > 1:
             raise ValueError(
                 f"message {idx} of session {key!r} shares its timestamp with another message; "
@@ -134,8 +149,8 @@ class AalisChatStore(BaseChatStore):
         return from_aalis(target)
 
     async def _keys(self) -> list[str]:
-        service = self._memory.use
-        if not hasattr(service, "list_sessions"):
+        service: MemoryService = self._memory.use
+        if not supports(service, Transfer):
             raise NotImplementedError("this memory provider cannot list sessions")
         return [info.session_id for info in await service.list_sessions()]
 

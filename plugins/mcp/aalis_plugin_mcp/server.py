@@ -9,9 +9,17 @@ saying how to turn it on, not a bare "unknown tool".
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from aalis_api_memory import MetadataEntry, SessionInfo, run_clear
+from aalis_api_memory import (
+    FullHistory,
+    MemoryService,
+    MetadataEntry,
+    SessionInfo,
+    Transfer,
+    run_clear,
+    supports,
+)
 from aalis_api_memory.saving import save_conversation
 from aalis_schema_message import Message
 from mcp.server.mcpserver import MCPServer
@@ -20,6 +28,9 @@ from mcp.server.mcpserver.exceptions import ToolError
 from aalis_core.capability import Capability
 from aalis_core.host_services import HostServices
 from aalis_plugin_mcp.config import McpConfig
+
+if TYPE_CHECKING:
+    from aalis_core.handles import Handle
 
 #: The ``recall`` capability by name: its contract (semantic recall) may not be installed,
 #: and the host binds capabilities by name, so the server works with or without it.
@@ -66,7 +77,7 @@ def _text(value: Any, what: str) -> str:
 
 def build_server(
     host: HostServices,
-    memory: Any,
+    memory: Handle[MemoryService],
     config: McpConfig,
     *,
     compression: Any = None,
@@ -93,13 +104,13 @@ def build_server(
         disabled=disabled,
     )
 
-    def service() -> Any:
+    def service() -> MemoryService:
         return memory.use  # CapabilityAbsent names the capability and the consumer
 
     async def list_sessions() -> dict[str, Any]:
         """Every session, newest first, with its active and archived message counts."""
         mem = service()
-        if not hasattr(mem, "list_sessions"):
+        if not supports(mem, Transfer):
             raise ToolError("this memory provider cannot list sessions")
         return {"sessions": [_session(info) for info in await mem.list_sessions()]}
 
@@ -115,7 +126,7 @@ def build_server(
         wanted = min(wanted, config.max_history_limit)
         mem = service()
         if include_archived:
-            if not hasattr(mem, "get_full_history"):
+            if not supports(mem, FullHistory):
                 raise ToolError("this memory provider keeps no archived history")
             messages: list[Message] = await mem.get_full_history(sid, wanted)
         else:

@@ -13,6 +13,8 @@ from aalis_plugin_memory_mongodb.codec import escape_str
 
 
 class TestMongoConformance(MemoryServiceConformance):
+    implements = "all"
+
     @pytest_asyncio.fixture
     async def memory(self, mongo_config: MongoConfig) -> AsyncIterator[MongoMemory]:
         store = await MongoMemory.connect(mongo_config)

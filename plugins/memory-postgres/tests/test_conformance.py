@@ -1,9 +1,9 @@
-"""The memory contract's conformance kit on a real PostgreSQL: every test runs, none skipped."""
+"""The memory contract's conformance kit on a real PostgreSQL: every test runs, none skipped
+(``implements = "all"``: a missing optional method fails instead of skipping)."""
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator
-from typing import Any
 
 import pytest
 import pytest_asyncio
@@ -32,6 +32,8 @@ def kit_config(pg_server: TestServer) -> Iterator[PostgresConfig]:
 
 
 class TestPostgresConformance(MemoryServiceConformance):
+    implements = "all"
+
     @pytest_asyncio.fixture
     async def memory(self, kit_config: PostgresConfig) -> AsyncIterator[PostgresMemory]:
         store = await PostgresMemory.connect(kit_config)
@@ -46,5 +48,7 @@ class TestPostgresConformance(MemoryServiceConformance):
         finally:
             await store.close()
 
-    async def corrupt_metadata(self, memory: Any, namespace: str, key: str, raw_text: str) -> None:
+    async def corrupt_metadata(
+        self, memory: PostgresMemory, namespace: str, key: str, raw_text: str
+    ) -> None:
         await write_raw_metadata(memory, namespace, key, raw_text)

@@ -24,7 +24,7 @@ import time
 import uuid
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from contextlib import AbstractAsyncContextManager
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import attrs
 from aalis_api_llm import ChatModel
@@ -34,13 +34,18 @@ from aalis_api_memory import (
     CompressionError,
     CompressionLines,
     CompressionUsage,
+    ExactArchiving,
+    FullHistory,
+    Holding,
     MemoryService,
     MetadataGuard,
+    Rewrite,
     SummaryRecord,
     TextRef,
     clear_metadata_namespaces,
     compression_due,
     has_exact_archiving,
+    supports,
 )
 from aalis_api_memory.clearing import CONTEXT
 from aalis_api_memory.compression import ReasonCode
@@ -368,16 +373,20 @@ class SummaryCompression:
         sid = job.session_id
         memory = self._memory_or_raise()
         summariser = self._summariser_or_raise()
-        exact = has_exact_archiving(memory)
+        exact = memory if has_exact_archiving(memory) else None
         try:
             ids: list[str] = []
-            if exact:
-                taken = await memory.history_snapshot(sid)  # type: ignore[attr-defined]
+            if exact is not None:
+                taken = await exact.history_snapshot(sid)
                 snapshot, ids = list(taken.messages), list(taken.ids)
             else:
                 snapshot = list(await memory.get_history(sid, math.inf))
             previous_data = await memory.get_metadata(SUMMARY_NAMESPACE, sid)
-            covered = await self._covered_ids(memory, sid, previous_data) if exact else frozenset()
+            covered = (
+                await self._covered_ids(memory, sid, previous_data)
+                if exact is not None
+                else frozenset()
+            )
             platform = job.platform or self._platforms.get(sid) or platform_of(snapshot)
             history_limit = self._history_limit(await self._overrides(sid), platform)
         except CapabilityAbsent as exc:
@@ -437,9 +446,9 @@ class SummaryCompression:
                 kept, model_id, record = (), previous.model, previous
 
             # 5. Commit (shielded: cancelling the job never stops a commit half-way).
-            if exact:
+            if exact is not None:
                 work = self._commit_exact(
-                    job, memory, snapshot, ids, split, kept, healed, record, previous_data
+                    job, exact, snapshot, ids, split, kept, healed, record, previous_data
                 )
             else:
                 work = self._commit(job, memory, snapshot, split, kept, record, previous_data)
@@ -512,16 +521,14 @@ class SummaryCompression:
         if self.commit_hook is not None:
             await self.commit_hook(name)
 
-    def _hold(self, memory: MemoryService, sid: str) -> AbstractAsyncContextManager[Any]:
+    def _hold(self, memory: MemoryService, sid: str) -> AbstractAsyncContextManager[None]:
         """Hold the session on the memory handle (saves from elsewhere wait) while committing.
 
         A save that lands between the pre-commit check and the archive could otherwise sit
         inside the archived span (an older platform timestamp) without being summarised.
         """
-        hold = getattr(memory, "hold", None)
-        if callable(hold):
-            held: AbstractAsyncContextManager[Any] = hold([sid])
-            return held
+        if supports(memory, Holding):
+            return memory.hold([sid])
         return contextlib.nullcontext()
 
     async def _check_unchanged(
@@ -539,8 +546,8 @@ class SummaryCompression:
                 "history_changed", f"the history of {sid!r} changed during the compression"
             )
         try:
-            if ids:
-                taken = await memory.history_snapshot(sid)  # type: ignore[attr-defined]
+            if ids:  # given only on the exact path
+                taken = await cast(ExactArchiving, memory).history_snapshot(sid)
                 current, current_ids = list(taken.messages), list(taken.ids)
                 same = current_ids[: len(ids)] == list(ids)
             else:
@@ -566,7 +573,7 @@ class SummaryCompression:
     async def _commit_exact(
         self,
         job: _Job,
-        memory: Any,
+        memory: ExactArchiving,
         snapshot: Sequence[Message],
         ids: Sequence[str],
         split: int,
@@ -725,16 +732,21 @@ class SummaryCompression:
 
     async def _retract_divider(self, memory: MemoryService, sid: str, divider: Message) -> None:
         """Remove a divider that waited out a clear's hold and landed in the cleared session."""
-        delete = getattr(memory, "delete_messages_by_timestamps", None)
-        full = getattr(memory, "get_full_history", None)
-        if delete is None or full is None or divider.timestamp is None:
+        if not supports(memory, Rewrite) or divider.timestamp is None:
+            return
+        rewrite = memory
+        if not supports(memory, FullHistory):
             return
         try:
-            same_time = [m for m in await full(sid, math.inf) if m.timestamp == divider.timestamp]
+            same_time = [
+                m
+                for m in await memory.get_full_history(sid, math.inf)
+                if m.timestamp == divider.timestamp
+            ]
             if same_time and all(
                 m.kind == divider.kind and m.content == divider.content for m in same_time
             ):
-                await delete(sid, [divider.timestamp])
+                await rewrite.delete_messages_by_timestamps(sid, [divider.timestamp])
         except Exception as exc:
             self._log.warning(
                 "stray compression divider not removed", session_id=sid, error=_error_text(exc)

@@ -9,9 +9,13 @@ the indexer re-reads the span from the message store (the source of truth) when 
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
+from aalis_api_memory import MemoryService, MetadataKeys, supports
+
+if TYPE_CHECKING:
+    from aalis_core.handles import Handle
 
 #: Metadata namespace of the recorded gaps: key = session id.
 GAPS_NAMESPACE = "memory-vector.gaps"
@@ -44,7 +48,7 @@ def _gap_from(data: object) -> Gap | None:
 class GapBook:
     """The gaps per session; ``memory`` is the plugin's memory handle (may be absent)."""
 
-    def __init__(self, memory: Any, logger: Any) -> None:
+    def __init__(self, memory: Handle[MemoryService], logger: Any) -> None:
         self._memory = memory
         self._logger = logger
         self._gaps: dict[str, Gap] = {}
@@ -133,10 +137,15 @@ class GapBook:
         if not self._memory.present:
             return
         if session_id is None:
-            try:
-                keys = await self._memory.use.list_metadata_keys(GAPS_NAMESPACE)
-            except Exception:
-                keys = [e.key for e in await self._memory.use.list_metadata(GAPS_NAMESPACE)]
+            memory = self._memory.use
+            keys: list[str] | None = None
+            if supports(memory, MetadataKeys):
+                try:
+                    keys = await memory.list_metadata_keys(GAPS_NAMESPACE)
+                except Exception:
+                    keys = None
+            if keys is None:
+                keys = [e.key for e in await memory.list_metadata(GAPS_NAMESPACE)]
             doomed = list(keys)
         for sid in doomed:
             await self._delete(sid)

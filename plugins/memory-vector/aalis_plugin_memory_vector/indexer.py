@@ -13,15 +13,19 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import attrs
+from aalis_api_memory import CrossSession, FullHistory, MemoryService, supports
 from aalis_api_vectorstore import VectorRecord
 from aalis_schema_message import Message
 
 from aalis_plugin_memory_vector.config import MemoryVectorConfig
 from aalis_plugin_memory_vector.gaps import GapBook
 from aalis_plugin_memory_vector.text import clip, indexable, metadata_str
+
+if TYPE_CHECKING:
+    from aalis_core.handles import Handle
 
 Key = tuple[str, int, str]  # (session_id, timestamp, role): the key of a vector
 
@@ -45,7 +49,7 @@ class Indexer:
         *,
         embedding: Any,
         vectorstore: Any,
-        memory: Any,
+        memory: Handle[MemoryService],
         config: MemoryVectorConfig,
         logger: Any,
     ) -> None:
@@ -278,14 +282,14 @@ class Indexer:
     async def read_span(self, session_id: str, low: int, high: int) -> list[Message]:
         """Every message of ``session_id`` from ``low`` to ``high`` (archived included)."""
         memory = self._memory.use
-        ranged = getattr(memory, "get_messages_by_session_range", None)
-        if not callable(ranged):
-            full = await memory.get_full_history(session_id, float("inf"))
+        if not supports(memory, CrossSession):
+            # Without range queries, the whole history (AttributeError if that is missing too).
+            full = await cast(FullHistory, memory).get_full_history(session_id, float("inf"))
             return [m for m in full if m.timestamp is not None and low <= m.timestamp <= high]
         found: list[Message] = []
         cursor = low
         while cursor <= high:
-            page: list[Message] = await ranged(session_id, cursor, high)
+            page = await memory.get_messages_by_session_range(session_id, cursor, high)
             if not page:
                 break
             found.extend(page)

@@ -12,13 +12,17 @@ import asyncio
 import math
 from collections.abc import Collection
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from aalis_api_memory import MemoryService
 from aalis_api_vectorstore import RecallHit, RecallUnavailable, ScopeFilter, VectorHit
 from aalis_schema_message import Message
 
 from aalis_plugin_memory_vector.config import MemoryVectorConfig
 from aalis_plugin_memory_vector.indexer import Indexer
+
+if TYPE_CHECKING:
+    from aalis_core.handles import Handle
 from aalis_plugin_memory_vector.scope import OVERRIDES_NAMESPACE, UNSET, ResolvedMode, resolve_mode
 from aalis_plugin_memory_vector.text import INDEXED_ROLES, clip, indexable, metadata_str
 
@@ -44,7 +48,7 @@ class VectorRecall:
         *,
         embedding: Any,
         vectorstore: Any,
-        memory: Any,
+        memory: Handle[MemoryService],
         config: MemoryVectorConfig,
         indexer: Indexer,
         logger: Any,

@@ -15,11 +15,16 @@ from typing import Any
 import attrs
 from aalis_api_memory import (
     CompressionError,
+    MemoryService,
+    MetadataKeys,
+    SessionInfo,
+    Transfer,
     UndoError,
     UnknownClearType,
     clear_types,
     history_cleared,
     run_clear,
+    supports,
     undo_last_turn,
 )
 from aalis_api_memory.validation import check_session_id
@@ -130,12 +135,13 @@ def _guarded(state: ServeState, handler: Handler, *, write: bool = False) -> Han
 def create_app(state: ServeState) -> Any:
     """The ASGI application (with the body-size limit around it)."""
 
-    def memory() -> Any:
-        return state.caps.memory.use
+    def memory() -> MemoryService:
+        service: MemoryService = state.caps.memory.use
+        return service
 
-    async def session_infos() -> list[Any]:
+    async def session_infos() -> list[SessionInfo]:
         service = memory()
-        if not callable(getattr(service, "list_sessions", None)):
+        if not supports(service, Transfer):
             raise NotFound("the memory backend cannot list sessions")
         return list(await service.list_sessions())
 
@@ -183,7 +189,7 @@ def create_app(state: ServeState) -> Any:
         session_id = _session(request)
         limit = _int_param(request, "limit", state.config.timeline_limit, 10**6)
         service = memory()
-        if not callable(getattr(service, "export_session", None)):
+        if not supports(service, Transfer):
             raise NotFound("the memory backend cannot show archived messages")
         stored = await service.export_session(session_id)
         record = await summary_of(session_id)
@@ -199,7 +205,7 @@ def create_app(state: ServeState) -> Any:
 
     async def namespaces(request: Request) -> Response:
         service = memory()
-        if not callable(getattr(service, "list_namespaces", None)):
+        if not supports(service, MetadataKeys):
             raise NotFound("the memory backend cannot list namespaces")
         return JSONResponse({"namespaces": list(await service.list_namespaces())})
 

@@ -4,9 +4,13 @@ Subclass ``MemoryServiceConformance`` in your backend's tests and override the `
 fixture with an async fixture that yields a fresh, empty store::
 
     import pytest_asyncio
+    from aalis_api_memory import FullHistory, Transfer
     from aalis_api_memory.testing import MemoryServiceConformance
 
     class TestMyBackend(MemoryServiceConformance):
+        # the optional groups the backend implements ("all" for every one of them)
+        implements = {FullHistory, Transfer}
+
         @pytest_asyncio.fixture
         async def memory(self):
             store = MyBackend(...)
@@ -18,8 +22,12 @@ fixture with an async fixture that yields a fresh, empty store::
             memory.write_raw_row(namespace, key, raw_text)
 
 Every test is marked ``pytest.mark.asyncio``, so the kit runs under pytest-asyncio's strict
-mode as well as ``asyncio_mode = "auto"``. Optional methods (``OPTIONAL_METHODS``) are
-detected with ``hasattr`` on the store; their tests skip with a reason when absent. The
+mode as well as ``asyncio_mode = "auto"``. Optional methods come in groups (the Protocols
+``FullHistory``, ``ClearAll``, ``CrossSession``, ``Rewrite``, ``MetadataKeys``, ``Transfer`` and
+``ExactArchiving`` of ``aalis_api_memory``). A group the class declares in ``implements`` is a
+promise: a test that needs one of its methods FAILS, naming it, when the store lacks it (and
+``test_declared_optional_groups_are_implemented`` lists every such method). A method of an
+undeclared group is detected on the store; its tests skip with a reason when absent. The
 store may expose ``range_query_limit`` / ``cross_session_max_limit`` attributes (defaults
 500 / 1000), which the kit reads. Install with ``pip install aalis-api-memory[testing]``.
 

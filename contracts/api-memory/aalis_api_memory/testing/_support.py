@@ -16,6 +16,8 @@ import attrs
 import pytest
 from aalis_schema_message import CONTROL_KINDS, Message, ToolCall
 
+from aalis_api_memory.service import FullMemoryService
+from aalis_api_memory.types import StoredMessage
 from aalis_api_memory.validation import (
     DEFAULT_CROSS_SESSION_MAX_LIMIT,
     DEFAULT_RANGE_QUERY_LIMIT,
@@ -88,28 +90,35 @@ def stamped(message: Message, timestamp: int) -> Message:
     return attrs.evolve(message, timestamp=timestamp)
 
 
-def has(memory: Any, *methods: str) -> bool:
+def has(memory: object, *methods: str) -> bool:
+    """Whether the store has every one of ``methods`` (for optional checks inside a test)."""
     return all(callable(getattr(memory, method, None)) for method in methods)
 
 
-def require(memory: Any, *methods: str) -> None:
-    """Skip the calling test, with the reason, when the store lacks an optional method."""
+def require(memory: object, *methods: str) -> None:
+    """Skip the calling test, with the reason, when the store lacks an optional method.
+
+    Knows nothing of declarations: the kit's tests call ``ConformanceBase.require``, which
+    fails instead when the test class declares the method's group in ``implements``.
+    """
     missing = [method for method in methods if not callable(getattr(memory, method, None))]
     if missing:
         pytest.skip(f"optional method(s) not implemented by this backend: {', '.join(missing)}")
 
 
-def range_query_limit(memory: Any) -> int:
+def range_query_limit(memory: object) -> int:
     """The store's configured range cap (``range_query_limit`` attribute), default 500."""
     return int(getattr(memory, "range_query_limit", DEFAULT_RANGE_QUERY_LIMIT))
 
 
-def cross_session_max_limit(memory: Any) -> int:
+def cross_session_max_limit(memory: object) -> int:
     """The store's configured cross-session cap (``cross_session_max_limit``), default 1000."""
     return int(getattr(memory, "cross_session_max_limit", DEFAULT_CROSS_SESSION_MAX_LIMIT))
 
 
-async def history_state(memory: Any, session_id: str) -> Any:
+async def history_state(
+    memory: FullMemoryService, session_id: str
+) -> tuple[list[Message], list[Message] | None, list[StoredMessage] | None]:
     """Everything observable about one session, to assert that a refused call changed nothing."""
     active = await memory.get_history(session_id, INF)
     full = (
@@ -119,7 +128,9 @@ async def history_state(memory: Any, session_id: str) -> Any:
     return (active, full, exported)
 
 
-async def metadata_state(memory: Any, namespace: str) -> Any:
+async def metadata_state(
+    memory: FullMemoryService, namespace: str
+) -> tuple[list[tuple[str, dict[str, Any]]], list[str] | None]:
     """Every entry of one namespace (keys, data), without the write times."""
     entries = [(entry.key, entry.data) for entry in await memory.list_metadata(namespace)]
     keys = await memory.list_metadata_keys(namespace) if has(memory, "list_metadata_keys") else None

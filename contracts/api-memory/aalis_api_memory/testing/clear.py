@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
-
+from aalis_api_memory.service import FullMemoryService
 from aalis_api_memory.testing._base import ConformanceBase
-from aalis_api_memory.testing._support import INF, conformance, has, msg, require, texts
+from aalis_api_memory.testing._support import INF, conformance, has, msg, texts
 
 
-async def _session(memory: Any, session_id: str, n: int = 4, archive: int = 2) -> None:
+async def _session(
+    memory: FullMemoryService, session_id: str, n: int = 4, archive: int = 2
+) -> None:
     for i in range(n):
         await memory.save_message(session_id, msg(f"{session_id}{i}", ts=i))
     await memory.archive_span(session_id, archive)
@@ -16,7 +17,9 @@ async def _session(memory: Any, session_id: str, n: int = 4, archive: int = 2) -
 
 @conformance
 class ClearConformance(ConformanceBase):
-    async def test_clear_session_removes_active_and_archived(self, memory: Any) -> None:
+    async def test_clear_session_removes_active_and_archived(
+        self, memory: FullMemoryService
+    ) -> None:
         await _session(memory, "s")
         await _session(memory, "other")
         await memory.save_metadata("ns", "s", {"kept": True})
@@ -32,11 +35,13 @@ class ClearConformance(ConformanceBase):
         assert texts(await memory.get_history("other", INF)) == ["other2", "other3"]
         assert await memory.get_metadata("ns", "s") == {"kept": True}
 
-    async def test_clear_session_of_unknown_session_is_fine(self, memory: Any) -> None:
+    async def test_clear_session_of_unknown_session_is_fine(
+        self, memory: FullMemoryService
+    ) -> None:
         await memory.clear_session("nobody")
         assert await memory.get_history("nobody") == []
 
-    async def test_a_cleared_session_starts_afresh(self, memory: Any) -> None:
+    async def test_a_cleared_session_starts_afresh(self, memory: FullMemoryService) -> None:
         await _session(memory, "s")
         await memory.clear_session("s")
         await memory.save_message("s", msg("again", ts=0))
@@ -45,8 +50,10 @@ class ClearConformance(ConformanceBase):
             assert texts(await memory.get_full_history("s", INF)) == ["again"]
         assert await memory.archive_span("s", INF) == 1
 
-    async def test_clear_all_removes_every_session_but_not_metadata(self, memory: Any) -> None:
-        require(memory, "clear_all")
+    async def test_clear_all_removes_every_session_but_not_metadata(
+        self, memory: FullMemoryService
+    ) -> None:
+        self.require(memory, "clear_all")
         for session_id in ("a", "b", "c"):
             await _session(memory, session_id)
         await memory.save_metadata("ns", "k", {"v": 1})
@@ -61,8 +68,8 @@ class ClearConformance(ConformanceBase):
         await memory.save_message("a", msg("after", ts=9))
         assert texts(await memory.get_history("a")) == ["after"]
 
-    async def test_clear_all_on_an_empty_store_is_fine(self, memory: Any) -> None:
-        require(memory, "clear_all")
+    async def test_clear_all_on_an_empty_store_is_fine(self, memory: FullMemoryService) -> None:
+        self.require(memory, "clear_all")
         await memory.clear_all()
         assert await memory.get_history("s") == []
 

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import Any, cast
 
+from aalis_api_memory.service import FullMemoryService
 from aalis_api_memory.testing._base import ConformanceBase
 from aalis_api_memory.testing._support import INF, conformance, has, msg
 from aalis_api_memory.types import Delete, Put
@@ -14,7 +15,7 @@ KEYS = 100
 
 @conformance
 class ConcurrencyConformance(ConformanceBase):
-    async def test_readers_see_a_commit_all_or_nothing(self, memory: Any) -> None:
+    async def test_readers_see_a_commit_all_or_nothing(self, memory: FullMemoryService) -> None:
         await memory.commit_metadata([Put("ns", f"k{i:03}", {"v": 0}) for i in range(KEYS)])
         seen: list[frozenset[Any]] = []
         done = asyncio.Event()
@@ -49,7 +50,7 @@ class ConcurrencyConformance(ConformanceBase):
         assert len(final) == KEYS // 2
         assert all(e.data == {"v": 99} for e in final)
 
-    async def test_a_reader_of_one_key_sees_old_or_new(self, memory: Any) -> None:
+    async def test_a_reader_of_one_key_sees_old_or_new(self, memory: FullMemoryService) -> None:
         await memory.save_metadata("ns", "k", {"v": 0, "pad": "x" * 1000})
         values: list[Any] = []
         done = asyncio.Event()
@@ -71,7 +72,9 @@ class ConcurrencyConformance(ConformanceBase):
             assert value is not None
             assert value["pad"] == ("x" * 1000 if value["v"] == 0 else "y" * value["v"])
 
-    async def test_200_concurrent_saves_to_one_session_are_all_present(self, memory: Any) -> None:
+    async def test_200_concurrent_saves_to_one_session_are_all_present(
+        self, memory: FullMemoryService
+    ) -> None:
         await asyncio.gather(
             *(memory.save_message("s", msg(f"m{i}", ts=i % 13)) for i in range(100))
         )
@@ -85,7 +88,7 @@ class ConcurrencyConformance(ConformanceBase):
         if has(memory, "count_history"):
             assert await memory.count_history("s") == 200
 
-    async def test_concurrent_saves_across_sessions(self, memory: Any) -> None:
+    async def test_concurrent_saves_across_sessions(self, memory: FullMemoryService) -> None:
         await asyncio.gather(
             *(memory.save_message(f"s{i % 10}", msg(f"m{i}", ts=i)) for i in range(200))
         )
@@ -93,7 +96,7 @@ class ConcurrencyConformance(ConformanceBase):
             history = await memory.get_history(f"s{session}", INF)
             assert [m.content for m in history] == [f"m{i}" for i in range(session, 200, 10)]
 
-    async def test_saves_during_archiving_are_not_lost(self, memory: Any) -> None:
+    async def test_saves_during_archiving_are_not_lost(self, memory: FullMemoryService) -> None:
         for i in range(50):
             await memory.save_message("s", msg(f"old{i}", ts=i))
 
@@ -107,13 +110,15 @@ class ConcurrencyConformance(ConformanceBase):
         results = await asyncio.gather(
             archive(), *(memory.save_message("s", msg(f"new{i}", ts=1000 + i)) for i in range(50))
         )
-        archived = results[0]
+        archived = cast(int, results[0])
         active = await memory.get_history("s", INF)
         assert archived + len(active) == 100
         if has(memory, "get_full_history"):
             assert len(await memory.get_full_history("s", INF)) == 100
 
-    async def test_concurrent_metadata_writes_to_distinct_keys(self, memory: Any) -> None:
+    async def test_concurrent_metadata_writes_to_distinct_keys(
+        self, memory: FullMemoryService
+    ) -> None:
         await asyncio.gather(
             *(memory.save_metadata("ns", f"k{i:03}", {"i": i}) for i in range(100)),
             *(memory.commit_metadata([Put("ns", f"c{i:03}", {"i": i})]) for i in range(100)),

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from aalis_api_memory.exact import ArchiveConflict, MetadataGuard
+from aalis_api_memory.service import FullMemoryService
 from aalis_api_memory.testing._base import ConformanceBase
 from aalis_api_memory.testing._support import (
     INF,
@@ -22,7 +23,6 @@ from aalis_api_memory.testing._support import (
     history_state,
     marker,
     msg,
-    require,
     texts,
 )
 
@@ -37,20 +37,22 @@ def guard(
     )
 
 
-async def _fill(memory: Any, session_id: str = "s", count: int = 4) -> None:
+async def _fill(memory: FullMemoryService, session_id: str = "s", count: int = 4) -> None:
     for i in range(count):
         role = "user" if i % 2 == 0 else "assistant"
         await memory.save_message(session_id, msg(f"m{i}", role=role, ts=i * 10))
 
 
-async def _state(memory: Any, session_id: str = "s") -> Any:
+async def _state(memory: FullMemoryService, session_id: str = "s") -> Any:
     return (await history_state(memory, session_id), await memory.get_metadata(NS, session_id))
 
 
 @conformance
 class ExactArchiveConformance(ConformanceBase):
-    async def test_snapshot_is_the_active_history_with_one_id_each(self, memory: Any) -> None:
-        require(memory, "history_snapshot", "archive_exact")
+    async def test_snapshot_is_the_active_history_with_one_id_each(
+        self, memory: FullMemoryService
+    ) -> None:
+        self.require(memory, "history_snapshot", "archive_exact")
         await _fill(memory)
         await memory.save_message("s", marker("M", ts=15))
         await memory.archive_span("s", 1)
@@ -63,8 +65,10 @@ class ExactArchiveConformance(ConformanceBase):
         assert again.ids == snapshot.ids  # ids are stable while nothing changes
         assert (await memory.history_snapshot("nobody")).messages == ()
 
-    async def test_archives_exactly_the_ids_and_commits_guard_and_marker(self, memory: Any) -> None:
-        require(memory, "history_snapshot", "archive_exact")
+    async def test_archives_exactly_the_ids_and_commits_guard_and_marker(
+        self, memory: FullMemoryService
+    ) -> None:
+        self.require(memory, "history_snapshot", "archive_exact")
         await _fill(memory)
         snapshot = await memory.history_snapshot("s")
         # A save with an older timestamp lands inside the span after the snapshot ...
@@ -83,9 +87,9 @@ class ExactArchiveConformance(ConformanceBase):
             assert len(await memory.get_full_history("s", INF)) == 7
 
     async def test_a_changed_guard_entry_is_a_conflict_and_changes_nothing(
-        self, memory: Any
+        self, memory: FullMemoryService
     ) -> None:
-        require(memory, "history_snapshot", "archive_exact")
+        self.require(memory, "history_snapshot", "archive_exact")
         await _fill(memory)
         snapshot = await memory.history_snapshot("s")
         await memory.save_metadata(NS, "s", {"rev": "someone else"})
@@ -103,8 +107,8 @@ class ExactArchiveConformance(ConformanceBase):
             )
         assert await _state(memory) == before
 
-    async def test_the_guard_compares_the_expected_value(self, memory: Any) -> None:
-        require(memory, "history_snapshot", "archive_exact")
+    async def test_the_guard_compares_the_expected_value(self, memory: FullMemoryService) -> None:
+        self.require(memory, "history_snapshot", "archive_exact")
         await _fill(memory)
         await memory.save_metadata(NS, "s", {"rev": 1, "text": "old summary", "n": [1, 2]})
         snapshot = await memory.history_snapshot("s")
@@ -115,8 +119,10 @@ class ExactArchiveConformance(ConformanceBase):
         assert count == 2
         assert await memory.get_metadata(NS, "s") == {"rev": 2}
 
-    async def test_two_commits_from_one_snapshot_only_the_first_lands(self, memory: Any) -> None:
-        require(memory, "history_snapshot", "archive_exact")
+    async def test_two_commits_from_one_snapshot_only_the_first_lands(
+        self, memory: FullMemoryService
+    ) -> None:
+        self.require(memory, "history_snapshot", "archive_exact")
         await _fill(memory, count=6)
         snapshot = await memory.history_snapshot("s")
         await memory.archive_exact(
@@ -139,8 +145,10 @@ class ExactArchiveConformance(ConformanceBase):
         assert caught.value.reason == "messages"
         assert await _state(memory) == after_first
 
-    async def test_concurrent_commits_from_one_snapshot_exactly_one_wins(self, memory: Any) -> None:
-        require(memory, "history_snapshot", "archive_exact")
+    async def test_concurrent_commits_from_one_snapshot_exactly_one_wins(
+        self, memory: FullMemoryService
+    ) -> None:
+        self.require(memory, "history_snapshot", "archive_exact")
         await _fill(memory, count=8)
         snapshot = await memory.history_snapshot("s")
 
@@ -161,11 +169,13 @@ class ExactArchiveConformance(ConformanceBase):
         lost = [r for r in results if isinstance(r, BaseException)]
         assert won == [6]
         assert all(isinstance(r, ArchiveConflict) for r in lost)
-        winner = (await memory.get_metadata(NS, "s"))["rev"]
+        entry = await memory.get_metadata(NS, "s")
+        assert entry is not None
+        winner = entry["rev"]
         assert texts(await memory.get_history("s", INF)) == [winner, "m6", "m7"]
 
-    async def test_a_clear_wins_over_a_commit_in_flight(self, memory: Any) -> None:
-        require(memory, "history_snapshot", "archive_exact")
+    async def test_a_clear_wins_over_a_commit_in_flight(self, memory: FullMemoryService) -> None:
+        self.require(memory, "history_snapshot", "archive_exact")
         await _fill(memory)
         snapshot = await memory.history_snapshot("s")
         await memory.clear_session("s")
@@ -176,8 +186,8 @@ class ExactArchiveConformance(ConformanceBase):
         assert await memory.get_metadata(NS, "s") is None
         assert texts(await memory.get_history("s", INF)) == ["after the clear"]
 
-    async def test_ids_are_never_given_to_a_later_message(self, memory: Any) -> None:
-        require(memory, "history_snapshot", "archive_exact")
+    async def test_ids_are_never_given_to_a_later_message(self, memory: FullMemoryService) -> None:
+        self.require(memory, "history_snapshot", "archive_exact")
         # The newest rows are deleted, then the same number of rows is saved again with the
         # same timestamps: a store that reuses row numbers must still tell them apart.
         await _fill(memory, session_id="s", count=3)
@@ -191,8 +201,8 @@ class ExactArchiveConformance(ConformanceBase):
             await memory.archive_exact("s", snapshot.ids, guard=guard())
         assert len(await memory.get_history("s", INF)) == 3
 
-    async def test_ids_of_another_session_are_a_conflict(self, memory: Any) -> None:
-        require(memory, "history_snapshot", "archive_exact")
+    async def test_ids_of_another_session_are_a_conflict(self, memory: FullMemoryService) -> None:
+        self.require(memory, "history_snapshot", "archive_exact")
         await _fill(memory, session_id="a")
         await _fill(memory, session_id="b")
         other = await memory.history_snapshot("b")
@@ -204,8 +214,8 @@ class ExactArchiveConformance(ConformanceBase):
         assert await _state(memory, "a") == before
         assert len(await memory.get_history("b", INF)) == 4
 
-    async def test_no_ids_still_checks_and_sets_the_guard(self, memory: Any) -> None:
-        require(memory, "history_snapshot", "archive_exact")
+    async def test_no_ids_still_checks_and_sets_the_guard(self, memory: FullMemoryService) -> None:
+        self.require(memory, "history_snapshot", "archive_exact")
         await _fill(memory, count=2)
         assert await memory.archive_exact("s", [], guard=guard(data={"rev": "x"})) == 0
         assert await memory.get_metadata(NS, "s") == {"rev": "x"}
@@ -213,17 +223,20 @@ class ExactArchiveConformance(ConformanceBase):
             await memory.archive_exact("s", [], guard=guard(data={"rev": "y"}))
         assert len(await memory.get_history("s", INF)) == 2
 
-    async def test_bad_input_raises_before_anything_changes(self, memory: Any) -> None:
-        require(memory, "history_snapshot", "archive_exact")
+    async def test_bad_input_raises_before_anything_changes(
+        self, memory: FullMemoryService
+    ) -> None:
+        self.require(memory, "history_snapshot", "archive_exact")
         await _fill(memory)
         snapshot = await memory.history_snapshot("s")
         before = await _state(memory)
+        loose: Any = memory  # the calls below break the typed signature on purpose
         with pytest.raises(TypeError):
             await memory.archive_exact("s", snapshot.ids[0], guard=guard())  # a bare str
         with pytest.raises(TypeError):
-            await memory.archive_exact("s", [1, 2], guard=guard())
+            await loose.archive_exact("s", [1, 2], guard=guard())
         with pytest.raises(TypeError):
-            await memory.archive_exact("s", snapshot.ids, guard={"namespace": NS})
+            await loose.archive_exact("s", snapshot.ids, guard={"namespace": NS})
         with pytest.raises((TypeError, ValueError)):
             await memory.archive_exact(
                 "s",
@@ -231,9 +244,9 @@ class ExactArchiveConformance(ConformanceBase):
                 guard=guard(data={"bad": {1, 2}}),
             )
         with pytest.raises(TypeError):
-            await memory.archive_exact("s", snapshot.ids, guard=guard(), marker="divider")
+            await loose.archive_exact("s", snapshot.ids, guard=guard(), marker="divider")
         with pytest.raises(TypeError):
-            await memory.history_snapshot(7)
+            await loose.history_snapshot(7)
         assert await _state(memory) == before
 
 

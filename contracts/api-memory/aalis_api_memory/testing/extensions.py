@@ -8,11 +8,12 @@ conversation messages is ``count_history``.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from aalis_schema_message import now_ms
 
+from aalis_api_memory.service import FullMemoryService
 from aalis_api_memory.testing._base import ConformanceBase
 from aalis_api_memory.testing._support import (
     INF,
@@ -23,7 +24,6 @@ from aalis_api_memory.testing._support import (
     history_state,
     marker,
     msg,
-    require,
     stamped,
     texts,
 )
@@ -34,8 +34,10 @@ from aalis_api_memory.types import SessionInfo, StoredMessage
 class ExtensionsConformance(ConformanceBase):
     # -- list_sessions --------------------------------------------------------------------
 
-    async def test_list_sessions_counts_and_orders_newest_first(self, memory: Any) -> None:
-        require(memory, "list_sessions")
+    async def test_list_sessions_counts_and_orders_newest_first(
+        self, memory: FullMemoryService
+    ) -> None:
+        self.require(memory, "list_sessions")
         assert await memory.list_sessions() == []
         for i in range(4):
             await memory.save_message("old", msg(f"o{i}", ts=i))
@@ -51,9 +53,9 @@ class ExtensionsConformance(ConformanceBase):
         ]
 
     async def test_list_sessions_last_timestamp_covers_archived_and_markers(
-        self, memory: Any
+        self, memory: FullMemoryService
     ) -> None:
-        require(memory, "list_sessions")
+        self.require(memory, "list_sessions")
         await memory.save_message("a", msg("a", ts=1))
         await memory.save_message("a", marker("late marker", ts=30))
         await memory.save_message("b", msg("b", ts=20))
@@ -63,8 +65,10 @@ class ExtensionsConformance(ConformanceBase):
             SessionInfo(session_id="b", active=1, archived=0, last_timestamp=T0 + 20),
         ]
 
-    async def test_list_sessions_forgets_cleared_and_emptied_sessions(self, memory: Any) -> None:
-        require(memory, "list_sessions")
+    async def test_list_sessions_forgets_cleared_and_emptied_sessions(
+        self, memory: FullMemoryService
+    ) -> None:
+        self.require(memory, "list_sessions")
         await memory.save_message("a", msg("a", ts=1))
         await memory.save_message("b", msg("b", ts=2))
         await memory.save_message("c", msg("c", ts=3))
@@ -76,17 +80,17 @@ class ExtensionsConformance(ConformanceBase):
             expected = ["c", "b"]
         assert [info.session_id for info in await memory.list_sessions()] == expected
 
-    async def test_list_sessions_ignores_metadata(self, memory: Any) -> None:
-        require(memory, "list_sessions")
+    async def test_list_sessions_ignores_metadata(self, memory: FullMemoryService) -> None:
+        self.require(memory, "list_sessions")
         await memory.save_metadata("summary", "s", {"text": "x"})
         assert await memory.list_sessions() == []
 
     # -- export_session -------------------------------------------------------------------
 
     async def test_export_gives_every_message_in_order_with_archive_flags(
-        self, memory: Any
+        self, memory: FullMemoryService
     ) -> None:
-        require(memory, "export_session")
+        self.require(memory, "export_session")
         saved = [full_message(ts=2), msg("first", ts=0), marker("M", ts=1), msg("tie", ts=2)]
         for message in saved:
             await memory.save_message("s", message)
@@ -100,8 +104,8 @@ class ExtensionsConformance(ConformanceBase):
         ]
         assert await memory.export_session("nobody") == []
 
-    async def test_export_returns_copies(self, memory: Any) -> None:
-        require(memory, "export_session")
+    async def test_export_returns_copies(self, memory: FullMemoryService) -> None:
+        self.require(memory, "export_session")
         await memory.save_message("s", msg("x", ts=0, metadata={"a": [1]}))
         [record] = await memory.export_session("s")
         assert record.message.metadata is not None
@@ -110,8 +114,8 @@ class ExtensionsConformance(ConformanceBase):
 
     # -- import_messages ------------------------------------------------------------------
 
-    async def test_import_keeps_timestamps_flags_and_order(self, memory: Any) -> None:
-        require(memory, "import_messages", "export_session")
+    async def test_import_keeps_timestamps_flags_and_order(self, memory: FullMemoryService) -> None:
+        self.require(memory, "import_messages", "export_session")
         records = [
             StoredMessage(msg("a", ts=5), True),
             StoredMessage(marker("M", ts=6), True),
@@ -123,8 +127,10 @@ class ExtensionsConformance(ConformanceBase):
         assert await memory.export_session("s") == records
         assert texts(await memory.get_history("s", INF)) == ["full content", "tie-1", "tie-2"]
 
-    async def test_import_merges_into_an_existing_session_by_timestamp(self, memory: Any) -> None:
-        require(memory, "import_messages")
+    async def test_import_merges_into_an_existing_session_by_timestamp(
+        self, memory: FullMemoryService
+    ) -> None:
+        self.require(memory, "import_messages")
         await memory.save_message("s", msg("live-1", ts=1))
         await memory.save_message("s", msg("live-3", ts=3))
         assert (
@@ -141,8 +147,8 @@ class ExtensionsConformance(ConformanceBase):
             "imported-3",
         ]
 
-    async def test_export_then_import_reproduces_a_session(self, memory: Any) -> None:
-        require(memory, "import_messages", "export_session")
+    async def test_export_then_import_reproduces_a_session(self, memory: FullMemoryService) -> None:
+        self.require(memory, "import_messages", "export_session")
         for i in range(12):
             await memory.save_message(
                 "src", msg(f"m{i}", ts=i // 3) if i % 5 else marker(f"M{i}", ts=i // 3)
@@ -155,8 +161,8 @@ class ExtensionsConformance(ConformanceBase):
         if has(memory, "count_history"):
             assert await memory.count_history("dst") == await memory.count_history("src")
 
-    async def test_import_without_timestamp_stamps_now(self, memory: Any) -> None:
-        require(memory, "import_messages")
+    async def test_import_without_timestamp_stamps_now(self, memory: FullMemoryService) -> None:
+        self.require(memory, "import_messages")
         before = now_ms()
         await memory.import_messages("s", [StoredMessage(msg("unstamped"))])
         after = now_ms()
@@ -165,8 +171,8 @@ class ExtensionsConformance(ConformanceBase):
         assert before <= message.timestamp <= after
         assert message == stamped(msg("unstamped"), message.timestamp)
 
-    async def test_import_of_nothing(self, memory: Any) -> None:
-        require(memory, "import_messages")
+    async def test_import_of_nothing(self, memory: FullMemoryService) -> None:
+        self.require(memory, "import_messages")
         assert await memory.import_messages("s", []) == 0
         assert await memory.get_history("s") == []
 
@@ -175,18 +181,31 @@ class ExtensionsConformance(ConformanceBase):
         [msg("bare message, not a record", ts=9), {"message": {"role": "user"}}, None, "text"],
         ids=["message", "dict", "none", "str"],
     )
-    async def test_import_with_a_bad_record_writes_nothing(self, memory: Any, bad: Any) -> None:
-        require(memory, "import_messages")
+    async def test_import_with_a_bad_record_writes_nothing(
+        self, memory: FullMemoryService, bad: Any
+    ) -> None:
+        self.require(memory, "import_messages")
         await memory.save_message("s", msg("existing", ts=0))
         before = await history_state(memory, "s")
         with pytest.raises(TypeError):
             await memory.import_messages("s", [StoredMessage(msg("good", ts=1)), bad])
         assert await history_state(memory, "s") == before
 
-    async def test_import_refuses_a_bare_string(self, memory: Any) -> None:
-        require(memory, "import_messages")
+    async def test_import_refuses_a_bare_string(self, memory: FullMemoryService) -> None:
+        self.require(memory, "import_messages")
         with pytest.raises(TypeError):
-            await memory.import_messages("s", "records")
+            await cast(Any, memory).import_messages("s", "records")
+        assert await memory.get_history("s") == []
+
+    @pytest.mark.parametrize("keyed", [True, False], ids=["records-as-keys", "empty"])
+    async def test_import_refuses_a_mapping(self, memory: FullMemoryService, keyed: bool) -> None:
+        # A dict iterates over its keys: records used as keys must not slip in as a batch,
+        # and an empty dict is a wrong type, not an empty batch (the typed signature is a
+        # Sequence[StoredMessage]; every backend refuses a str or a Mapping the same way).
+        self.require(memory, "import_messages")
+        records = {StoredMessage(msg("keyed", ts=1)): True} if keyed else {}
+        with pytest.raises(TypeError):
+            await cast(Any, memory).import_messages("s", records)
         assert await memory.get_history("s") == []
 
 

@@ -5,12 +5,11 @@ The rules: docs/reference/memory-contract.md.
 
 from __future__ import annotations
 
-from typing import Any
-
 import attrs
 import pytest
 from aalis_schema_message import Message, ToolCall, now_ms
 
+from aalis_api_memory.service import FullMemoryService
 from aalis_api_memory.testing._base import ConformanceBase
 from aalis_api_memory.testing._support import (
     INF,
@@ -20,7 +19,6 @@ from aalis_api_memory.testing._support import (
     marker,
     message_window,
     msg,
-    require,
     stamped,
     texts,
 )
@@ -29,7 +27,7 @@ from aalis_api_memory.testing._support import (
 _LAYOUT = ["M0", "u1", "M1", "a1", "M2", "u2", "M3"]
 
 
-async def _save_layout(memory: Any, session_id: str = "s") -> list[Message]:
+async def _save_layout(memory: FullMemoryService, session_id: str = "s") -> list[Message]:
     saved = []
     for offset, label in enumerate(_LAYOUT):
         if label.startswith("M"):
@@ -47,18 +45,18 @@ class HistoryConformance(ConformanceBase):
 
     # -- order ----------------------------------------------------------------------------
 
-    async def test_messages_read_back_equal_and_in_order(self, memory: Any) -> None:
+    async def test_messages_read_back_equal_and_in_order(self, memory: FullMemoryService) -> None:
         saved = [msg(f"m{i}", role="user" if i % 2 else "assistant", ts=i) for i in range(5)]
         for message in saved:
             await memory.save_message("s", message)
         assert await memory.get_history("s") == saved
 
-    async def test_order_is_by_timestamp_not_by_arrival(self, memory: Any) -> None:
+    async def test_order_is_by_timestamp_not_by_arrival(self, memory: FullMemoryService) -> None:
         for content, ts in [("c", 30), ("a", 10), ("d", 40), ("b", 20)]:
             await memory.save_message("s", msg(content, ts=ts))
         assert texts(await memory.get_history("s")) == ["a", "b", "c", "d"]
 
-    async def test_equal_timestamps_keep_insertion_order(self, memory: Any) -> None:
+    async def test_equal_timestamps_keep_insertion_order(self, memory: FullMemoryService) -> None:
         await memory.save_message("s", msg("late", ts=2))
         for i in range(5):
             await memory.save_message("s", msg(f"tie{i}", ts=1))
@@ -66,7 +64,9 @@ class HistoryConformance(ConformanceBase):
         expected = ["early", "tie0", "tie1", "tie2", "tie3", "tie4", "late"]
         assert texts(await memory.get_history("s")) == expected
 
-    async def test_out_of_order_timestamps_with_ties_sort_stably(self, memory: Any) -> None:
+    async def test_out_of_order_timestamps_with_ties_sort_stably(
+        self, memory: FullMemoryService
+    ) -> None:
         stamps = [5, 3, 5, 1, 3, 5, 0, 3, 9, 1]
         for index, ts in enumerate(stamps):
             await memory.save_message("s", msg(f"{ts}-{index}", ts=ts))
@@ -75,7 +75,7 @@ class HistoryConformance(ConformanceBase):
 
     # -- timestamps -----------------------------------------------------------------------
 
-    async def test_save_without_timestamp_stores_now(self, memory: Any) -> None:
+    async def test_save_without_timestamp_stores_now(self, memory: FullMemoryService) -> None:
         message = msg("now", ts=None)
         before = now_ms()
         await memory.save_message("s", message)
@@ -85,12 +85,14 @@ class HistoryConformance(ConformanceBase):
         assert before <= stored.timestamp <= after
         assert stored == stamped(message, stored.timestamp)
 
-    async def test_unstamped_message_sorts_after_older_stamped_ones(self, memory: Any) -> None:
+    async def test_unstamped_message_sorts_after_older_stamped_ones(
+        self, memory: FullMemoryService
+    ) -> None:
         await memory.save_message("s", msg("past", ts=0))
         await memory.save_message("s", msg("present", ts=None))
         assert texts(await memory.get_history("s")) == ["past", "present"]
 
-    async def test_given_timestamp_is_kept_exactly(self, memory: Any) -> None:
+    async def test_given_timestamp_is_kept_exactly(self, memory: FullMemoryService) -> None:
         for timestamp in (0, 1, T_MAX_SAFE, -1_000):
             await memory.save_message(
                 "s", Message(role="user", content=str(timestamp), timestamp=timestamp)
@@ -100,7 +102,7 @@ class HistoryConformance(ConformanceBase):
 
     # -- no field is dropped --------------------------------------------------------------
 
-    async def test_every_message_field_round_trips(self, memory: Any) -> None:
+    async def test_every_message_field_round_trips(self, memory: FullMemoryService) -> None:
         message = full_message()
         assert all(getattr(message, field.name) is not None for field in attrs.fields(Message))
         await memory.save_message("s", message)
@@ -124,7 +126,9 @@ class HistoryConformance(ConformanceBase):
         ],
         ids=["tool-call-only", "empty-content", "empty-containers", "open-role", "deep", "numbers"],
     )
-    async def test_edge_messages_round_trip(self, memory: Any, message: Message) -> None:
+    async def test_edge_messages_round_trip(
+        self, memory: FullMemoryService, message: Message
+    ) -> None:
         message = stamped(message, 1_700_000_000_000)
         await memory.save_message("s", message)
         [stored] = await memory.get_history("s")
@@ -133,7 +137,9 @@ class HistoryConformance(ConformanceBase):
         for field in attrs.fields(Message):
             assert (getattr(stored, field.name) is None) == (getattr(message, field.name) is None)
 
-    async def test_mutating_the_saved_message_afterwards_changes_nothing(self, memory: Any) -> None:
+    async def test_mutating_the_saved_message_afterwards_changes_nothing(
+        self, memory: FullMemoryService
+    ) -> None:
         message = msg("x", ts=0, metadata={"list": [1], "inner": {"a": 1}}, segments=({"t": 1},))
         await memory.save_message("s", message)
         assert message.metadata is not None
@@ -146,7 +152,9 @@ class HistoryConformance(ConformanceBase):
         assert stored.metadata == {"list": [1], "inner": {"a": 1}}
         assert stored.segments == ({"t": 1},)
 
-    async def test_mutating_a_returned_message_changes_nothing(self, memory: Any) -> None:
+    async def test_mutating_a_returned_message_changes_nothing(
+        self, memory: FullMemoryService
+    ) -> None:
         await memory.save_message("s", msg("x", ts=0, metadata={"list": [1]}, audios=({"u": "a"},)))
         [first] = await memory.get_history("s")
         assert first.metadata is not None
@@ -160,7 +168,7 @@ class HistoryConformance(ConformanceBase):
 
     # -- sessions -------------------------------------------------------------------------
 
-    async def test_sessions_are_independent(self, memory: Any) -> None:
+    async def test_sessions_are_independent(self, memory: FullMemoryService) -> None:
         await memory.save_message("a", msg("for a", ts=0))
         await memory.save_message("b", msg("for b", ts=1))
         await memory.save_message("ab", msg("for ab", ts=2))
@@ -168,14 +176,14 @@ class HistoryConformance(ConformanceBase):
         assert texts(await memory.get_history("b")) == ["for b"]
         assert texts(await memory.get_history("ab")) == ["for ab"]
 
-    async def test_unknown_session_reads_empty(self, memory: Any) -> None:
+    async def test_unknown_session_reads_empty(self, memory: FullMemoryService) -> None:
         assert await memory.get_history("nobody") == []
         if has(memory, "count_history"):
             assert await memory.count_history("nobody") == 0
         if has(memory, "get_full_history"):
             assert await memory.get_full_history("nobody") == []
 
-    async def test_empty_string_is_a_valid_session_id(self, memory: Any) -> None:
+    async def test_empty_string_is_a_valid_session_id(self, memory: FullMemoryService) -> None:
         await memory.save_message("", msg("empty id", ts=0))
         assert texts(await memory.get_history("")) == ["empty id"]
         assert await memory.get_history(" ") == []
@@ -195,27 +203,29 @@ class HistoryConformance(ConformanceBase):
         ],
     )
     async def test_history_window_counts_conversation_messages_only(
-        self, memory: Any, limit: float | None, expected: list[str]
+        self, memory: FullMemoryService, limit: float | None, expected: list[str]
     ) -> None:
         # The result is every active message after the (limit+1)-th newest conversation
         # message, markers in between included; all of them when there are <= limit.
         await _save_layout(memory)
         assert texts(await memory.get_history("s", limit)) == expected
 
-    async def test_history_of_markers_only(self, memory: Any) -> None:
+    async def test_history_of_markers_only(self, memory: FullMemoryService) -> None:
         for i in range(3):
             await memory.save_message("s", marker(f"M{i}", ts=i))
         assert texts(await memory.get_history("s", 1)) == ["M0", "M1", "M2"]
         assert texts(await memory.get_history("s")) == ["M0", "M1", "M2"]
         assert await memory.get_history("s", 0) == []
 
-    async def test_kinds_outside_control_kinds_count_as_conversation(self, memory: Any) -> None:
+    async def test_kinds_outside_control_kinds_count_as_conversation(
+        self, memory: FullMemoryService
+    ) -> None:
         await memory.save_message("s", msg("a", ts=0, kind="reply"))
         await memory.save_message("s", msg("b", ts=1, kind="thought"))
         await memory.save_message("s", marker("M", ts=2))
         assert texts(await memory.get_history("s", 1)) == ["b", "M"]
 
-    async def test_history_default_limit_is_50(self, memory: Any) -> None:
+    async def test_history_default_limit_is_50(self, memory: FullMemoryService) -> None:
         saved = []
         for i in range(64):
             message = marker(f"M{i}", ts=i) if i % 7 == 3 else msg(f"m{i}", ts=i)
@@ -225,7 +235,7 @@ class HistoryConformance(ConformanceBase):
         assert history == message_window(saved, 50)
         assert sum(1 for m in history if not m.is_control) == 50
 
-    async def test_history_excludes_archived_messages(self, memory: Any) -> None:
+    async def test_history_excludes_archived_messages(self, memory: FullMemoryService) -> None:
         for i in range(4):
             await memory.save_message("s", msg(f"m{i}", ts=i))
         assert await memory.archive_span("s", 2) == 2
@@ -234,8 +244,10 @@ class HistoryConformance(ConformanceBase):
 
     # -- count_history --------------------------------------------------------------------
 
-    async def test_count_history_counts_active_conversation_messages(self, memory: Any) -> None:
-        require(memory, "count_history")
+    async def test_count_history_counts_active_conversation_messages(
+        self, memory: FullMemoryService
+    ) -> None:
+        self.require(memory, "count_history")
         await _save_layout(memory)
         assert await memory.count_history("s") == 3
         await memory.archive_span("s", 2)  # M0 and u1
@@ -246,8 +258,10 @@ class HistoryConformance(ConformanceBase):
 
     # -- get_full_history -----------------------------------------------------------------
 
-    async def test_full_history_interleaves_archived_and_active(self, memory: Any) -> None:
-        require(memory, "get_full_history")
+    async def test_full_history_interleaves_archived_and_active(
+        self, memory: FullMemoryService
+    ) -> None:
+        self.require(memory, "get_full_history")
         saved = await _save_layout(memory)
         await memory.archive_span("s", 5, keep=[1, 3])  # archives M0, M1, M2
         assert texts(await memory.get_history("s", INF)) == ["u1", "a1", "u2", "M3"]
@@ -258,15 +272,15 @@ class HistoryConformance(ConformanceBase):
         [(0, []), (1, ["M3"]), (2, ["u2", "M3"]), (5, _LAYOUT[2:]), (7, _LAYOUT), (INF, _LAYOUT)],
     )
     async def test_full_history_limit_counts_markers(
-        self, memory: Any, limit: float, expected: list[str]
+        self, memory: FullMemoryService, limit: float, expected: list[str]
     ) -> None:
-        require(memory, "get_full_history")
+        self.require(memory, "get_full_history")
         await _save_layout(memory)
         await memory.archive_span("s", 2)
         assert texts(await memory.get_full_history("s", limit)) == expected
 
-    async def test_full_history_default_limit_is_200(self, memory: Any) -> None:
-        require(memory, "get_full_history")
+    async def test_full_history_default_limit_is_200(self, memory: FullMemoryService) -> None:
+        self.require(memory, "get_full_history")
         for i in range(205):
             await memory.save_message("s", msg(f"m{i}", ts=i) if i % 10 else marker(f"M{i}", ts=i))
         await memory.archive_span("s", 100)

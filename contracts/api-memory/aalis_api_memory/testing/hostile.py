@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 from aalis_schema_message import Message, ToolCall
 
+from aalis_api_memory.service import FullMemoryService
 from aalis_api_memory.testing._base import ConformanceBase
 from aalis_api_memory.testing._support import (
     INF,
@@ -88,7 +89,7 @@ async def verbatim_or_refused(
 class HostileInputConformance(ConformanceBase):
     @pytest.mark.parametrize(("name", "text"), HOSTILE, ids=_IDS)
     async def test_hostile_session_ids_are_plain_data(
-        self, memory: Any, name: str, text: str
+        self, memory: FullMemoryService, name: str, text: str
     ) -> None:
         await memory.save_message("canary", msg("canary", ts=0))
         message = msg("hello", ts=1)
@@ -113,7 +114,7 @@ class HostileInputConformance(ConformanceBase):
 
     @pytest.mark.parametrize(("name", "text"), HOSTILE, ids=_IDS)
     async def test_hostile_message_fields_round_trip(
-        self, memory: Any, name: str, text: str
+        self, memory: FullMemoryService, name: str, text: str
     ) -> None:
         message = Message(
             role=text or "user",
@@ -141,7 +142,9 @@ class HostileInputConformance(ConformanceBase):
             assert [m.content for m in await memory.get_history("s")] == ["plain"]
 
     @pytest.mark.parametrize(("name", "text"), HOSTILE, ids=_IDS)
-    async def test_hostile_metadata_is_plain_data(self, memory: Any, name: str, text: str) -> None:
+    async def test_hostile_metadata_is_plain_data(
+        self, memory: FullMemoryService, name: str, text: str
+    ) -> None:
         await memory.save_metadata("canary", "canary", {"v": "canary"})
         await memory.save_metadata(text, text, {"v": text, text: [text]})
         assert await memory.get_metadata(text, text) == {"v": text, text: [text]}
@@ -160,7 +163,7 @@ class HostileInputConformance(ConformanceBase):
 
     @pytest.mark.parametrize(("name", "data"), RESERVED_KEYS, ids=_RESERVED_IDS)
     async def test_reserved_looking_metadata_keys(
-        self, memory: Any, name: str, data: dict[str, Any]
+        self, memory: FullMemoryService, name: str, data: dict[str, Any]
     ) -> None:
         await memory.save_metadata("ns", "other", {"v": 1})
         await verbatim_or_refused(
@@ -178,7 +181,7 @@ class HostileInputConformance(ConformanceBase):
 
     @pytest.mark.parametrize(("name", "data"), RESERVED_KEYS, ids=_RESERVED_IDS)
     async def test_reserved_looking_message_metadata_keys(
-        self, memory: Any, name: str, data: dict[str, Any]
+        self, memory: FullMemoryService, name: str, data: dict[str, Any]
     ) -> None:
         message = msg("x", ts=0, metadata=data, segments=(data,))
         await verbatim_or_refused(
@@ -188,7 +191,7 @@ class HostileInputConformance(ConformanceBase):
             lambda: history_state(memory, "s"),
         )
 
-    async def test_megabyte_values_round_trip(self, memory: Any) -> None:
+    async def test_megabyte_values_round_trip(self, memory: FullMemoryService) -> None:
         big = "ab\u00e9\u4e2d" * 262_144  # 1,048,576 characters, multi-byte in UTF-8
         message = msg(big, ts=0, reasoning_content=big[::-1], metadata={"big": big})
         await memory.save_message("s", message)
@@ -196,7 +199,7 @@ class HostileInputConformance(ConformanceBase):
         await memory.save_metadata("ns", "big", {"big": big})
         assert await memory.get_metadata("ns", "big") == {"big": big}
 
-    async def test_long_ids_round_trip(self, memory: Any) -> None:
+    async def test_long_ids_round_trip(self, memory: FullMemoryService) -> None:
         long_id = "s" * 300 + "\u4e2d" * 100
         await memory.save_message(long_id, msg("x", ts=0))
         assert [m.content for m in await memory.get_history(long_id)] == ["x"]
@@ -204,7 +207,9 @@ class HostileInputConformance(ConformanceBase):
         await memory.save_metadata(long_id, long_id, {"v": 1})
         assert await memory.get_metadata(long_id, long_id) == {"v": 1}
 
-    async def test_lone_surrogates_are_refused_with_value_error(self, memory: Any) -> None:
+    async def test_lone_surrogates_are_refused_with_value_error(
+        self, memory: FullMemoryService
+    ) -> None:
         await memory.save_message("s", msg("before", ts=0))
         await memory.save_metadata("ns", "k", {"v": 1})
         bad = f"x{SURROGATE}y"
@@ -231,7 +236,9 @@ class HostileInputConformance(ConformanceBase):
         if has(memory, "list_sessions"):
             assert [info.session_id for info in await memory.list_sessions()] == ["s"]
 
-    async def test_timestamps_outside_int64_are_refused_with_value_error(self, memory: Any) -> None:
+    async def test_timestamps_outside_int64_are_refused_with_value_error(
+        self, memory: FullMemoryService
+    ) -> None:
         # Every backend stores a timestamp in 64 bits; one that would not fit is refused by
         # all of them alike, so an export of any backend can be imported into any other.
         def at(ts: int) -> Message:

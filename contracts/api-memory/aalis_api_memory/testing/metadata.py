@@ -8,9 +8,10 @@ from typing import Any
 import pytest
 from aalis_schema_message import now_ms
 
+from aalis_api_memory.service import FullMemoryService
 from aalis_api_memory.testing._base import ConformanceBase
-from aalis_api_memory.testing._support import conformance, has, metadata_state, require
-from aalis_api_memory.types import Delete, MetadataEntry, Put
+from aalis_api_memory.testing._support import conformance, has, metadata_state
+from aalis_api_memory.types import Delete, MetadataEntry, MetadataOp, Put
 
 
 def _circular() -> dict[str, Any]:
@@ -57,28 +58,30 @@ GOOD_DATA: list[tuple[str, dict[str, Any]]] = [
 @conformance
 class MetadataConformance(ConformanceBase):
     @pytest.mark.parametrize(("name", "data"), GOOD_DATA, ids=[name for name, _ in GOOD_DATA])
-    async def test_data_round_trips(self, memory: Any, name: str, data: dict[str, Any]) -> None:
+    async def test_data_round_trips(
+        self, memory: FullMemoryService, name: str, data: dict[str, Any]
+    ) -> None:
         await memory.save_metadata("ns", name, data)
         assert await memory.get_metadata("ns", name) == data
         [entry] = await memory.list_metadata("ns")
         assert entry.key == name
         assert entry.data == data
 
-    async def test_missing_entry_reads_none(self, memory: Any) -> None:
+    async def test_missing_entry_reads_none(self, memory: FullMemoryService) -> None:
         assert await memory.get_metadata("ns", "missing") is None
         await memory.save_metadata("ns", "k", {"v": 1})
         assert await memory.get_metadata("ns", "other") is None
         assert await memory.get_metadata("other", "k") is None
         assert await memory.list_metadata("empty") == []
 
-    async def test_save_overwrites_without_merging(self, memory: Any) -> None:
+    async def test_save_overwrites_without_merging(self, memory: FullMemoryService) -> None:
         await memory.save_metadata("ns", "k", {"a": 1, "b": {"c": 2}})
         await memory.save_metadata("ns", "k", {"b": {"d": 3}})
         assert await memory.get_metadata("ns", "k") == {"b": {"d": 3}}
         await memory.save_metadata("ns", "k", {})
         assert await memory.get_metadata("ns", "k") == {}
 
-    async def test_mutating_saved_input_changes_nothing(self, memory: Any) -> None:
+    async def test_mutating_saved_input_changes_nothing(self, memory: FullMemoryService) -> None:
         data: dict[str, Any] = {"list": [1, {"x": 1}], "inner": {"a": 1}}
         await memory.save_metadata("ns", "k", data)
         data["list"][1]["x"] = 2
@@ -91,9 +94,10 @@ class MetadataConformance(ConformanceBase):
         assert await memory.get_metadata("ns", "k") == {"list": [1, {"x": 1}], "inner": {"a": 1}}
         assert await memory.get_metadata("ns", "batch") == {"v": [1]}
 
-    async def test_mutating_returned_data_changes_nothing(self, memory: Any) -> None:
+    async def test_mutating_returned_data_changes_nothing(self, memory: FullMemoryService) -> None:
         await memory.save_metadata("ns", "k", {"list": [1], "inner": {"a": 1}})
         got = await memory.get_metadata("ns", "k")
+        assert got is not None
         got["list"].append(2)
         got["inner"]["a"] = 9
         got["new"] = 1
@@ -103,7 +107,9 @@ class MetadataConformance(ConformanceBase):
         assert await memory.get_metadata("ns", "k") == {"list": [1], "inner": {"a": 1}}
         assert (await memory.list_metadata("ns"))[0].data == {"list": [1], "inner": {"a": 1}}
 
-    async def test_list_metadata_is_sorted_by_key_with_updated_at_in_ms(self, memory: Any) -> None:
+    async def test_list_metadata_is_sorted_by_key_with_updated_at_in_ms(
+        self, memory: FullMemoryService
+    ) -> None:
         keys = ["b", "a", "aa", "B", "é", "z", "中", "a b", "10", "9", ""]
         before = now_ms()
         for key in keys:
@@ -118,7 +124,7 @@ class MetadataConformance(ConformanceBase):
             assert not isinstance(entry.updated_at, bool)
             assert before <= entry.updated_at <= after
 
-    async def test_updated_at_moves_forward_on_overwrite(self, memory: Any) -> None:
+    async def test_updated_at_moves_forward_on_overwrite(self, memory: FullMemoryService) -> None:
         await memory.save_metadata("ns", "k", {"v": 1})
         [first] = await memory.list_metadata("ns")
         await memory.commit_metadata([Put("ns", "k", {"v": 2})])
@@ -126,15 +132,15 @@ class MetadataConformance(ConformanceBase):
         assert second.updated_at >= first.updated_at
         assert second.data == {"v": 2}
 
-    async def test_list_metadata_keys_is_sorted(self, memory: Any) -> None:
-        require(memory, "list_metadata_keys")
+    async def test_list_metadata_keys_is_sorted(self, memory: FullMemoryService) -> None:
+        self.require(memory, "list_metadata_keys")
         for key in ["b", "a", "c", "A"]:
             await memory.save_metadata("ns", key, {})
         await memory.save_metadata("other", "x", {})
         assert await memory.list_metadata_keys("ns") == ["A", "a", "b", "c"]
         assert await memory.list_metadata_keys("nothing") == []
 
-    async def test_namespaces_are_independent(self, memory: Any) -> None:
+    async def test_namespaces_are_independent(self, memory: FullMemoryService) -> None:
         await memory.save_metadata("a", "k", {"ns": "a"})
         await memory.save_metadata("b", "k", {"ns": "b"})
         await memory.save_metadata("a.b", "k", {"ns": "a.b"})
@@ -143,7 +149,7 @@ class MetadataConformance(ConformanceBase):
         assert await memory.get_metadata("b", "k") == {"ns": "b"}
         assert [e.data for e in await memory.list_metadata("a.b")] == [{"ns": "a.b"}]
 
-    async def test_delete_removes_and_missing_key_is_fine(self, memory: Any) -> None:
+    async def test_delete_removes_and_missing_key_is_fine(self, memory: FullMemoryService) -> None:
         await memory.save_metadata("ns", "k", {"v": 1})
         await memory.delete_metadata("ns", "k")
         assert await memory.get_metadata("ns", "k") is None
@@ -151,7 +157,7 @@ class MetadataConformance(ConformanceBase):
         await memory.delete_metadata("never", "was")
         assert await memory.list_metadata("ns") == []
 
-    async def test_empty_namespace_and_key_are_valid(self, memory: Any) -> None:
+    async def test_empty_namespace_and_key_are_valid(self, memory: FullMemoryService) -> None:
         await memory.save_metadata("", "", {"v": "empty"})
         assert await memory.get_metadata("", "") == {"v": "empty"}
         assert [e.key for e in await memory.list_metadata("")] == [""]
@@ -171,13 +177,13 @@ class MetadataConformance(ConformanceBase):
         ids=["put-delete", "delete-put", "put-put", "put-delete-put", "delete-twice", "empty"],
     )
     async def test_commit_applies_ops_in_order(
-        self, memory: Any, ops: list[Any], expected: dict[str, Any] | None
+        self, memory: FullMemoryService, ops: list[Any], expected: dict[str, Any] | None
     ) -> None:
         await memory.save_metadata("ns", "k", {"v": 0})
         await memory.commit_metadata(ops)
         assert await memory.get_metadata("ns", "k") == expected
 
-    async def test_commit_spans_namespaces(self, memory: Any) -> None:
+    async def test_commit_spans_namespaces(self, memory: FullMemoryService) -> None:
         await memory.save_metadata("a", "gone", {"v": 0})
         await memory.commit_metadata(
             (Put("a", "x", {"v": 1}), Put("b", "x", {"v": 2}), Delete("a", "gone"))
@@ -186,19 +192,19 @@ class MetadataConformance(ConformanceBase):
         assert await memory.get_metadata("b", "x") == {"v": 2}
         assert await memory.get_metadata("a", "gone") is None
 
-    async def test_commit_of_many_ops(self, memory: Any) -> None:
+    async def test_commit_of_many_ops(self, memory: FullMemoryService) -> None:
         await memory.commit_metadata([Put("ns", f"k{i:03}", {"i": i}) for i in range(500)])
         entries = await memory.list_metadata("ns")
         assert [e.data["i"] for e in entries] == list(range(500))
 
     @pytest.mark.parametrize(("name", "data"), BAD_DATA, ids=[name for name, _ in BAD_DATA])
     async def test_commit_with_bad_data_applies_nothing(
-        self, memory: Any, name: str, data: Any
+        self, memory: FullMemoryService, name: str, data: Any
     ) -> None:
         await memory.save_metadata("ns", "existing", {"v": "old"})
         await memory.save_metadata("ns", "doomed", {"v": "still here"})
         before = await metadata_state(memory, "ns")
-        ops = [
+        ops: list[MetadataOp] = [
             Put("ns", "existing", {"v": "new"}),
             Delete("ns", "doomed"),
             Put("ns", "fresh", {"v": 1}),
@@ -214,7 +220,9 @@ class MetadataConformance(ConformanceBase):
         [("put", "ns", "k", {}), Put(1, "k", {}), Put("ns", None, {}), Delete(b"ns", "k"), None],  # type: ignore[arg-type]
         ids=["tuple", "int-namespace", "none-key", "bytes-namespace", "none"],
     )
-    async def test_commit_with_a_bad_op_applies_nothing(self, memory: Any, bad_op: Any) -> None:
+    async def test_commit_with_a_bad_op_applies_nothing(
+        self, memory: FullMemoryService, bad_op: Any
+    ) -> None:
         await memory.save_metadata("ns", "existing", {"v": "old"})
         before = await metadata_state(memory, "ns")
         with pytest.raises(TypeError):
@@ -222,13 +230,13 @@ class MetadataConformance(ConformanceBase):
         assert await metadata_state(memory, "ns") == before
 
     @pytest.mark.parametrize("ops", ["not ops", b"raw", {"ns": "k"}, 5, None])
-    async def test_commit_refuses_a_non_sequence(self, memory: Any, ops: Any) -> None:
+    async def test_commit_refuses_a_non_sequence(self, memory: FullMemoryService, ops: Any) -> None:
         with pytest.raises(TypeError):
             await memory.commit_metadata(ops)
 
     @pytest.mark.parametrize(("name", "data"), BAD_DATA, ids=[name for name, _ in BAD_DATA])
     async def test_save_with_bad_data_changes_nothing(
-        self, memory: Any, name: str, data: Any
+        self, memory: FullMemoryService, name: str, data: Any
     ) -> None:
         await memory.save_metadata("ns", "k", {"v": "old"})
         with pytest.raises((TypeError, ValueError)):
@@ -245,7 +253,7 @@ class MetadataConformance(ConformanceBase):
         ["{not json", "[1, 2]", "42", "null", '"text"', ""],
         ids=["broken", "array", "number", "null", "string", "empty"],
     )
-    async def test_unreadable_entries(self, memory: Any, raw: str) -> None:
+    async def test_unreadable_entries(self, memory: FullMemoryService, raw: str) -> None:
         await memory.save_metadata("ns", "a", {"v": "a"})
         await memory.save_metadata("ns", "c", {"v": "c"})
         await self.write_raw_metadata(memory, "ns", "b", raw)
@@ -256,7 +264,7 @@ class MetadataConformance(ConformanceBase):
         await memory.save_metadata("ns", "b", {"v": "fixed"})
         assert await memory.get_metadata("ns", "b") == {"v": "fixed"}
 
-    async def test_unreadable_entries_can_be_deleted(self, memory: Any) -> None:
+    async def test_unreadable_entries_can_be_deleted(self, memory: FullMemoryService) -> None:
         await self.write_raw_metadata(memory, "ns", "one", "{broken")
         await self.write_raw_metadata(memory, "ns", "two", "[]")
         await memory.delete_metadata("ns", "one")
@@ -267,8 +275,8 @@ class MetadataConformance(ConformanceBase):
 
     # -- namespaces -----------------------------------------------------------------------
 
-    async def test_list_namespaces(self, memory: Any) -> None:
-        require(memory, "list_namespaces")
+    async def test_list_namespaces(self, memory: FullMemoryService) -> None:
+        self.require(memory, "list_namespaces")
         assert await memory.list_namespaces() == []
         for namespace in ["summary", "a", "Z", "a.b", ""]:
             await memory.save_metadata(namespace, "k", {})
@@ -278,8 +286,8 @@ class MetadataConformance(ConformanceBase):
         await memory.commit_metadata([Delete("batch", "k")])
         assert await memory.list_namespaces() == sorted(["summary", "Z", "a.b", ""])
 
-    async def test_messages_do_not_create_namespaces(self, memory: Any) -> None:
-        require(memory, "list_namespaces")
+    async def test_messages_do_not_create_namespaces(self, memory: FullMemoryService) -> None:
+        self.require(memory, "list_namespaces")
         from aalis_api_memory.testing._support import msg
 
         await memory.save_message("s", msg("x", ts=0))

@@ -8,10 +8,10 @@ the combinations nobody thought of. Seeds are fixed, so a failure is reproducibl
 from __future__ import annotations
 
 import random
-from typing import Any
 
 import pytest
 
+from aalis_api_memory.service import FullMemoryService
 from aalis_api_memory.testing._base import ConformanceBase
 from aalis_api_memory.testing._support import (
     INF,
@@ -30,7 +30,7 @@ SESSIONS = ("s1", "s2")
 class ModelConformance(ConformanceBase):
     @pytest.mark.parametrize("seed", range(6))
     async def test_random_operations_match_the_reference_model(
-        self, memory: Any, seed: int
+        self, memory: FullMemoryService, seed: int
     ) -> None:
         rng = random.Random(seed)
         model = HistoryModel()

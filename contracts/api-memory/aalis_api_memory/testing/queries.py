@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 from aalis_schema_message import Message
 
+from aalis_api_memory.service import FullMemoryService
 from aalis_api_memory.testing._base import ConformanceBase
 from aalis_api_memory.testing._support import (
     INF,
@@ -18,7 +19,6 @@ from aalis_api_memory.testing._support import (
     marker,
     msg,
     range_query_limit,
-    require,
     texts,
 )
 from aalis_api_memory.types import RecentMessageRecord, RecentMessagesQuery
@@ -30,7 +30,7 @@ CROSS = "get_recent_messages_across_sessions"
 _RANGE_LAYOUT = ["u0", "a1", "u2", "M3", "a4", "u5", "a6", "t7", "u8", "a9"]
 
 
-async def _range_session(memory: Any) -> None:
+async def _range_session(memory: FullMemoryService) -> None:
     # ts 0..9 as in _RANGE_LAYOUT; u5 has kind "note"; the first four are archived.
     for i, label in enumerate(_RANGE_LAYOUT):
         if label[0] == "M":
@@ -51,19 +51,21 @@ def _records(records: list[RecentMessageRecord]) -> list[tuple[str, str | None]]
 
 @conformance
 class RangeQueryConformance(ConformanceBase):
-    async def test_range_is_inclusive_ascending_and_includes_archived(self, memory: Any) -> None:
-        require(memory, RANGE)
+    async def test_range_is_inclusive_ascending_and_includes_archived(
+        self, memory: FullMemoryService
+    ) -> None:
+        self.require(memory, RANGE)
         await _range_session(memory)
         found = await memory.get_messages_by_session_range("s", T0 + 2, T0 + 5)
         assert texts(found) == ["u2", "M3", "a4", "u5"]
 
-    async def test_range_of_a_single_instant(self, memory: Any) -> None:
-        require(memory, RANGE)
+    async def test_range_of_a_single_instant(self, memory: FullMemoryService) -> None:
+        self.require(memory, RANGE)
         await _range_session(memory)
         assert texts(await memory.get_messages_by_session_range("s", T0 + 6, T0 + 6)) == ["a6"]
 
-    async def test_range_roles_is_a_whitelist(self, memory: Any) -> None:
-        require(memory, RANGE)
+    async def test_range_roles_is_a_whitelist(self, memory: FullMemoryService) -> None:
+        self.require(memory, RANGE)
         await _range_session(memory)
         get = memory.get_messages_by_session_range
         assert texts(await get("s", T0, T0 + 9, roles=["assistant"])) == ["a1", "a4", "a6", "a9"]
@@ -72,8 +74,10 @@ class RangeQueryConformance(ConformanceBase):
         assert texts(await get("s", T0, T0 + 9, roles=None)) == every
         assert texts(await get("s", T0, T0 + 9, roles=[])) == every
 
-    async def test_range_exclude_kinds_never_excludes_kindless(self, memory: Any) -> None:
-        require(memory, RANGE)
+    async def test_range_exclude_kinds_never_excludes_kindless(
+        self, memory: FullMemoryService
+    ) -> None:
+        self.require(memory, RANGE)
         await _range_session(memory)
         get = memory.get_messages_by_session_range
         found = await get("s", T0, T0 + 9, exclude_kinds=[MARKER, "note"])
@@ -81,8 +85,8 @@ class RangeQueryConformance(ConformanceBase):
         assert len(await get("s", T0, T0 + 9, exclude_kinds=[])) == 10
         assert len(await get("s", T0, T0 + 9, exclude_kinds=["", "none", "null"])) == 10
 
-    async def test_range_roles_and_exclude_kinds_combine(self, memory: Any) -> None:
-        require(memory, RANGE)
+    async def test_range_roles_and_exclude_kinds_combine(self, memory: FullMemoryService) -> None:
+        self.require(memory, RANGE)
         await _range_session(memory)
         found = await memory.get_messages_by_session_range(
             "s", T0, T0 + 9, roles=["user"], exclude_kinds=["note"]
@@ -91,20 +95,22 @@ class RangeQueryConformance(ConformanceBase):
         found = await memory.get_messages_by_session_range("s", T0, T0 + 9, roles=["user"])
         assert texts(found) == ["u0", "u2", "u5", "u8"]
 
-    async def test_range_never_reaches_other_sessions(self, memory: Any) -> None:
-        require(memory, RANGE)
+    async def test_range_never_reaches_other_sessions(self, memory: FullMemoryService) -> None:
+        self.require(memory, RANGE)
         await _range_session(memory)
         assert texts(await memory.get_messages_by_session_range("other", T0, T0 + 9)) == ["other"]
         assert await memory.get_messages_by_session_range("nobody", T0, T0 + 9) == []
 
-    async def test_empty_or_inverted_range(self, memory: Any) -> None:
-        require(memory, RANGE)
+    async def test_empty_or_inverted_range(self, memory: FullMemoryService) -> None:
+        self.require(memory, RANGE)
         await _range_session(memory)
         assert await memory.get_messages_by_session_range("s", T0 + 5, T0 + 4) == []
         assert await memory.get_messages_by_session_range("s", T0 + 100, T0 + 200) == []
 
-    async def test_range_returns_the_earliest_range_query_limit(self, memory: Any) -> None:
-        require(memory, RANGE)
+    async def test_range_returns_the_earliest_range_query_limit(
+        self, memory: FullMemoryService
+    ) -> None:
+        self.require(memory, RANGE)
         cap = range_query_limit(memory)
         for i in range(cap + 7):
             await memory.save_message("s", msg(f"m{i}", ts=cap + 7 - i if i < 3 else i))
@@ -113,8 +119,8 @@ class RangeQueryConformance(ConformanceBase):
         everything = await memory.get_history("s", INF)
         assert found == everything[:cap]
 
-    async def test_range_round_trips_every_field(self, memory: Any) -> None:
-        require(memory, RANGE)
+    async def test_range_round_trips_every_field(self, memory: FullMemoryService) -> None:
+        self.require(memory, RANGE)
         await memory.save_message("s", full_message(ts=0))
         assert await memory.get_messages_by_session_range("s", T0, T0) == [full_message(ts=0)]
 
@@ -130,13 +136,15 @@ class RangeQueryConformance(ConformanceBase):
         ],
         ids=["str-from", "float-to", "none-to", "roles-str", "roles-int", "exclude-str"],
     )
-    async def test_range_bad_arguments_raise_type_error(self, memory: Any, args: Any) -> None:
-        require(memory, RANGE)
+    async def test_range_bad_arguments_raise_type_error(
+        self, memory: FullMemoryService, args: Any
+    ) -> None:
+        self.require(memory, RANGE)
         with pytest.raises(TypeError):
             await memory.get_messages_by_session_range("s", **args)
 
 
-async def _cross_sessions(memory: Any) -> None:
+async def _cross_sessions(memory: FullMemoryService) -> None:
     # Three sessions with interleaved timestamps; every role, kinds and platforms mixed.
     plan: list[tuple[str, Message]] = [
         ("a", msg("a-u0", ts=0, metadata={"platform": "qq"})),
@@ -156,13 +164,15 @@ async def _cross_sessions(memory: Any) -> None:
 
 @conformance
 class CrossSessionConformance(ConformanceBase):
-    async def _query(self, memory: Any, **fields: Any) -> list[tuple[str, str | None]]:
+    async def _query(
+        self, memory: FullMemoryService, **fields: Any
+    ) -> list[tuple[str, str | None]]:
         return _records(
             await memory.get_recent_messages_across_sessions(RecentMessagesQuery(**fields))
         )
 
-    async def test_default_roles_are_user_and_assistant(self, memory: Any) -> None:
-        require(memory, CROSS)
+    async def test_default_roles_are_user_and_assistant(self, memory: FullMemoryService) -> None:
+        self.require(memory, CROSS)
         await _cross_sessions(memory)
         expected = [
             ("a", "a-u0"),
@@ -175,8 +185,8 @@ class CrossSessionConformance(ConformanceBase):
         assert await self._query(memory, limit=100) == expected
         assert await self._query(memory, limit=100, roles=()) == expected
 
-    async def test_roles_whitelist(self, memory: Any) -> None:
-        require(memory, CROSS)
+    async def test_roles_whitelist(self, memory: FullMemoryService) -> None:
+        self.require(memory, CROSS)
         await _cross_sessions(memory)
         assert await self._query(memory, limit=100, roles=["tool", "notice"]) == [
             ("a", "a-t3"),
@@ -184,16 +194,16 @@ class CrossSessionConformance(ConformanceBase):
             ("a", "a-n9"),
         ]
 
-    async def test_newest_n_matching_returned_ascending(self, memory: Any) -> None:
-        require(memory, CROSS)
+    async def test_newest_n_matching_returned_ascending(self, memory: FullMemoryService) -> None:
+        self.require(memory, CROSS)
         await _cross_sessions(memory)
         assert await self._query(memory, limit=3) == [("a", "a-a6"), ("b", "b-u7"), ("c", "c-u8")]
         assert await self._query(memory, limit=1) == [("c", "c-u8")]
         assert await self._query(memory, limit=0) == []
         assert len(await self._query(memory, limit=INF)) == 6
 
-    async def test_kinds_whitelist_excludes_kindless(self, memory: Any) -> None:
-        require(memory, CROSS)
+    async def test_kinds_whitelist_excludes_kindless(self, memory: FullMemoryService) -> None:
+        self.require(memory, CROSS)
         await _cross_sessions(memory)
         assert await self._query(memory, limit=100, kinds=["note", "reply"]) == [
             ("b", "b-u4"),
@@ -201,8 +211,8 @@ class CrossSessionConformance(ConformanceBase):
         ]
         assert await self._query(memory, limit=100, kinds=[]) == []
 
-    async def test_exclude_kinds_wins_and_keeps_kindless(self, memory: Any) -> None:
-        require(memory, CROSS)
+    async def test_exclude_kinds_wins_and_keeps_kindless(self, memory: FullMemoryService) -> None:
+        self.require(memory, CROSS)
         await _cross_sessions(memory)
         assert await self._query(
             memory, limit=100, kinds=["note", "reply"], exclude_kinds=["note"]
@@ -216,8 +226,8 @@ class CrossSessionConformance(ConformanceBase):
             ("c", "c-u8"),
         ]
 
-    async def test_since_ts_is_inclusive(self, memory: Any) -> None:
-        require(memory, CROSS)
+    async def test_since_ts_is_inclusive(self, memory: FullMemoryService) -> None:
+        self.require(memory, CROSS)
         await _cross_sessions(memory)
         assert await self._query(memory, limit=100, since_ts=T0 + 6) == [
             ("a", "a-a6"),
@@ -225,8 +235,10 @@ class CrossSessionConformance(ConformanceBase):
             ("c", "c-u8"),
         ]
 
-    async def test_platform_filter_matches_metadata_platform(self, memory: Any) -> None:
-        require(memory, CROSS)
+    async def test_platform_filter_matches_metadata_platform(
+        self, memory: FullMemoryService
+    ) -> None:
+        self.require(memory, CROSS)
         await _cross_sessions(memory)
         assert await self._query(memory, limit=100, platform="qq") == [
             ("a", "a-u0"),
@@ -235,16 +247,16 @@ class CrossSessionConformance(ConformanceBase):
         ]
         assert await self._query(memory, limit=100, platform="nowhere") == []
 
-    async def test_exclude_session_ids(self, memory: Any) -> None:
-        require(memory, CROSS)
+    async def test_exclude_session_ids(self, memory: FullMemoryService) -> None:
+        self.require(memory, CROSS)
         await _cross_sessions(memory)
         assert await self._query(memory, limit=100, exclude_session_ids=["b", "c"]) == [
             ("a", "a-u0"),
             ("a", "a-a6"),
         ]
 
-    async def test_archived_messages_are_excluded(self, memory: Any) -> None:
-        require(memory, CROSS)
+    async def test_archived_messages_are_excluded(self, memory: FullMemoryService) -> None:
+        self.require(memory, CROSS)
         await _cross_sessions(memory)
         await memory.archive_span("a", 2)  # a-u0, a-t3
         await memory.archive_span("b", 1)  # b-a1
@@ -255,8 +267,8 @@ class CrossSessionConformance(ConformanceBase):
             ("c", "c-u8"),
         ]
 
-    async def test_all_filters_together(self, memory: Any) -> None:
-        require(memory, CROSS)
+    async def test_all_filters_together(self, memory: FullMemoryService) -> None:
+        self.require(memory, CROSS)
         await _cross_sessions(memory)
         found = await self._query(
             memory,
@@ -269,17 +281,17 @@ class CrossSessionConformance(ConformanceBase):
         )
         assert found == [("c", "c-u8")]
 
-    async def test_records_carry_the_whole_message(self, memory: Any) -> None:
-        require(memory, CROSS)
+    async def test_records_carry_the_whole_message(self, memory: FullMemoryService) -> None:
+        self.require(memory, CROSS)
         await memory.save_message("s", full_message(ts=0))
         records = await memory.get_recent_messages_across_sessions(
             RecentMessagesQuery(limit=5, roles=["assistant"])
         )
         assert records == [RecentMessageRecord("s", full_message(ts=0))]
 
-    async def test_filtering_happens_in_the_query(self, memory: Any) -> None:
+    async def test_filtering_happens_in_the_query(self, memory: FullMemoryService) -> None:
         # Many newer non-matching messages must not crowd out the older matching ones.
-        require(memory, CROSS)
+        self.require(memory, CROSS)
         for i in range(3):
             await memory.save_message(f"old{i}", msg(f"match{i}", ts=i, metadata={"platform": "p"}))
         for i in range(400):
@@ -293,8 +305,10 @@ class CrossSessionConformance(ConformanceBase):
         found = await self._query(memory, limit=2, roles=["tool"], since_ts=T0)
         assert found == [("tools", "tool398"), ("tools", "tool399")]
 
-    async def test_limit_is_capped_by_cross_session_max_limit(self, memory: Any) -> None:
-        require(memory, CROSS)
+    async def test_limit_is_capped_by_cross_session_max_limit(
+        self, memory: FullMemoryService
+    ) -> None:
+        self.require(memory, CROSS)
         cap = cross_session_max_limit(memory)
         for i in range(cap + 5):
             await memory.save_message(f"s{i % 3}", msg(f"m{i}", ts=i))
@@ -331,8 +345,10 @@ class CrossSessionConformance(ConformanceBase):
             "exclude-int",
         ],
     )
-    async def test_bad_query_raises(self, memory: Any, query: Any, error: type[Exception]) -> None:
-        require(memory, CROSS)
+    async def test_bad_query_raises(
+        self, memory: FullMemoryService, query: Any, error: type[Exception]
+    ) -> None:
+        self.require(memory, CROSS)
         with pytest.raises(error):
             await memory.get_recent_messages_across_sessions(query)
 

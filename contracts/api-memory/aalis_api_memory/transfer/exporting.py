@@ -25,10 +25,10 @@ from aalis_api_memory.export_format import (
     message_line,
     metadata_line,
 )
+from aalis_api_memory.service import MemoryService, MetadataKeys, supports
 from aalis_api_memory.transfer.reports import ExportReport
-from aalis_api_memory.transfer.stores import optional_method as _call
 from aalis_api_memory.transfer.stores import require
-from aalis_api_memory.types import SessionInfo, StoredMessage
+from aalis_api_memory.types import StoredMessage
 
 
 class TextOutput(Protocol):
@@ -38,7 +38,7 @@ class TextOutput(Protocol):
 
 
 async def read_metadata(
-    service: Any, namespaces: Iterable[str], unreadable: list[str] | None = None
+    service: MemoryService, namespaces: Iterable[str], unreadable: list[str] | None = None
 ) -> dict[tuple[str, str], dict[str, Any]]:
     """Every readable metadata entry of ``namespaces``; unreadable keys go to ``unreadable``."""
     entries: dict[tuple[str, str], dict[str, Any]] = {}
@@ -46,9 +46,9 @@ async def read_metadata(
         readable = await service.list_metadata(namespace)
         for entry in readable:
             entries[(namespace, entry.key)] = entry.data
-        if unreadable is not None and hasattr(service, "list_metadata_keys"):
+        if unreadable is not None and supports(service, MetadataKeys):
             seen = {entry.key for entry in readable}
-            keys = await _call(service, "list_metadata_keys")(namespace)
+            keys = await service.list_metadata_keys(namespace)
             unreadable.extend(f"{namespace}/{key}" for key in keys if key not in seen)
     return entries
 
@@ -58,7 +58,7 @@ def _write(out: TextOutput, line: dict[str, Any]) -> None:
 
 
 async def export_sessions(
-    memory: Any,
+    memory: MemoryService,
     out: TextOutput,
     *,
     provider: str | None = None,
@@ -76,13 +76,15 @@ async def export_sessions(
     report = ExportReport()
     first: list[StoredMessage] | None = None
     if session_id is None:
-        require(memory, provider, ["list_sessions", "export_session", "list_namespaces"], "export")
-        infos: list[SessionInfo] = await _call(memory, "list_sessions")()
+        store = require(
+            memory, provider, ["list_sessions", "export_session", "list_namespaces"], "export"
+        )
+        infos = await store.list_sessions()
         session_ids = [info.session_id for info in infos]
     else:
-        require(memory, provider, ["export_session"], "export")
+        store = require(memory, provider, ["export_session"], "export")
         session_ids = [session_id]
-        first = await _call(memory, "export_session")(session_id)
+        first = await store.export_session(session_id)
         if not first:
             raise TransferError(
                 f"session {session_id!r} has no messages in {provider!r} "
@@ -91,14 +93,14 @@ async def export_sessions(
     _write(out, header(provider, "all" if session_id is None else "session"))
     for sid in session_ids:
         records: list[StoredMessage] = (
-            first if first is not None else await _call(memory, "export_session")(sid)
+            first if first is not None else await store.export_session(sid)
         )
         report.sessions += 1
         report.messages += len(records)
         for record in records:
             _write(out, message_line(sid, record))
     if session_id is None:
-        namespaces: list[str] = await _call(memory, "list_namespaces")()
+        namespaces = await store.list_namespaces()
         for namespace in dict.fromkeys(namespaces):  # one namespace in memory at a time
             entries = await read_metadata(memory, [namespace], report.unreadable)
             report.metadata += len(entries)
@@ -119,7 +121,7 @@ class _Lines:
 
 
 async def export_lines(
-    service: Any, provider: str | None, session_id: str | None
+    service: MemoryService, provider: str | None, session_id: str | None
 ) -> tuple[Iterator[str], ExportReport]:
     """The lines of an export, collected in memory (small stores, tests).
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING
 
 from aalis_schema_message import CONTROL_KINDS, Message
 
@@ -23,6 +23,7 @@ from aalis_api_memory.export_format import (
     scan_export,
     store_order,
 )
+from aalis_api_memory.service import MemoryService, Transfer, supports
 from aalis_api_memory.transfer.plan import (
     Plan,
     commit_puts,
@@ -32,9 +33,8 @@ from aalis_api_memory.transfer.plan import (
     write_session,
 )
 from aalis_api_memory.transfer.reports import WriteReport
-from aalis_api_memory.transfer.stores import optional_method as _call
 from aalis_api_memory.transfer.stores import require
-from aalis_api_memory.types import SessionInfo, StoredMessage
+from aalis_api_memory.types import StoredMessage
 
 if TYPE_CHECKING:
     from aalis_core.host import Host
@@ -61,7 +61,7 @@ def conversation_messages(records: Sequence[StoredMessage]) -> list[Message]:
 
 async def import_into(
     host: Host | None,
-    target: Any,
+    target: MemoryService,
     provider: str | None,
     open_stream: Callable[[], IO[str]],
     summary: ExportSummary,
@@ -77,15 +77,15 @@ async def import_into(
     session written, ``memory_messages_saved`` is emitted with its messages.
     """
     needed = ["export_session", "import_messages"] if summary.session_counts else []
-    require(target, provider, needed, "import")
+    store = require(target, provider, needed, "import")
     counts = summary.session_counts
     plans: dict[str, tuple[Plan, int]] = {}
     conflicts: list[str] = []
     # Only sessions the target already holds need comparing; with ``list_sessions`` the
     # others are known to be plain copies, and a fresh import skips this pass entirely.
     held: set[str] | None = None
-    if hasattr(target, "list_sessions"):
-        infos: list[SessionInfo] = await _call(target, "list_sessions")()
+    if supports(target, Transfer):
+        infos = await target.list_sessions()
         held = {i.session_id for i in infos if i.active + i.archived > 0}
         for sid in counts:
             if sid not in held:
@@ -94,7 +94,7 @@ async def import_into(
         for sid, records in iter_sessions(_lines(open_stream, source), counts, source):
             if sid in plans:
                 continue
-            existing: list[StoredMessage] = await _call(target, "export_session")(sid)
+            existing = await store.export_session(sid)
             plan = plan_session(store_order(records), existing, replace)
             plans[sid] = (plan, len(existing))
             if plan == "conflict":
@@ -108,7 +108,7 @@ async def import_into(
     report = WriteReport(metadata_skipped=same)
     for sid, records in iter_sessions(_lines(open_stream, source), counts, source):
         plan, count = plans[sid]
-        written = await write_session(target, sid, store_order(records), plan, count, report)
+        written = await write_session(store, sid, store_order(records), plan, count, report)
         if host is not None and written:
             saved = conversation_messages(written)
             if saved:
@@ -122,7 +122,7 @@ async def import_into(
 
 
 async def import_file(
-    memory: Any,
+    memory: MemoryService,
     path: Path | str,
     *,
     provider: str | None = None,

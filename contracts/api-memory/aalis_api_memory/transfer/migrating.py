@@ -10,11 +10,11 @@ limit (``SizeLimit``) is checked against every message before anything is writte
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
 
 from aalis_schema_message import Message
 
 from aalis_api_memory.export_format import TransferError
+from aalis_api_memory.service import MemoryService
 from aalis_api_memory.transfer.exporting import read_metadata
 from aalis_api_memory.transfer.plan import (
     Plan,
@@ -25,7 +25,6 @@ from aalis_api_memory.transfer.plan import (
     write_session,
 )
 from aalis_api_memory.transfer.reports import MigrateReport, OversizeMessage, plural
-from aalis_api_memory.transfer.stores import optional_method as _call
 from aalis_api_memory.transfer.stores import require
 from aalis_api_memory.types import SessionInfo, StoredMessage
 
@@ -38,7 +37,7 @@ class SizeLimit:
     message against it before writing, instead of failing half-way through a session.
     """
 
-    def __init__(self, target: Any) -> None:
+    def __init__(self, target: object) -> None:
         limit = getattr(target, "max_message_bytes", None)
         measure = getattr(target, "message_bytes", None)
         usable = isinstance(limit, int) and callable(measure)
@@ -67,9 +66,9 @@ ProgressFn = Callable[[int], None]
 
 
 async def migrate_between(
-    source: Any,
+    source: MemoryService,
     source_name: str | None,
-    target: Any,
+    target: MemoryService,
     target_name: str | None,
     *,
     replace: bool = False,
@@ -88,16 +87,18 @@ async def migrate_between(
     emitted: events name no provider, and the sessions consumers are bound to (the
     source's) did not change.
     """
-    require(source, source_name, ["list_sessions", "export_session", "list_namespaces"], "migrate")
-    require(
+    reader = require(
+        source, source_name, ["list_sessions", "export_session", "list_namespaces"], "migrate"
+    )
+    writer = require(
         target,
         target_name,
         ["list_sessions", "export_session", "import_messages", "clear_session"],
         "migrate",
     )
     report = MigrateReport(source=source_name, target=target_name)
-    infos: list[SessionInfo] = await _call(source, "list_sessions")()
-    on_target = {i.session_id: i for i in await _call(target, "list_sessions")()}
+    infos: list[SessionInfo] = await reader.list_sessions()
+    on_target = {i.session_id: i for i in await writer.list_sessions()}
 
     # 0. a message the target cannot hold is named before anything is written
     size_limit = SizeLimit(target)
@@ -105,7 +106,7 @@ async def migrate_between(
         too_big: list[OversizeMessage] = []
         for info in infos:
             _, found = size_limit.split(
-                info.session_id, await _call(source, "export_session")(info.session_id)
+                info.session_id, await reader.export_session(info.session_id)
             )
             too_big.extend(found)
         if too_big and not skip_oversize:
@@ -125,17 +126,15 @@ async def migrate_between(
         there = on_target.get(info.session_id)
         if there is None or there.active + there.archived == 0:
             continue
-        wanted, _ = size_limit.split(
-            info.session_id, await _call(source, "export_session")(info.session_id)
-        )
-        existing = await _call(target, "export_session")(info.session_id)
+        wanted, _ = size_limit.split(info.session_id, await reader.export_session(info.session_id))
+        existing = await writer.export_session(info.session_id)
         plan = plan_session(wanted, existing, replace)
         plans[info.session_id] = (plan, len(existing))
         if plan == "conflict":
             conflicts.append(info.session_id)
     if conflicts:
         raise conflict_error("session(s)", conflicts, target_name)
-    namespaces: list[str] = await _call(source, "list_namespaces")()
+    namespaces: list[str] = await reader.list_namespaces()
     entries = await read_metadata(source, namespaces, report.unreadable)
     puts, same, meta_conflicts = await plan_metadata(target, entries, replace)
     if meta_conflicts:
@@ -146,15 +145,15 @@ async def migrate_between(
     report.metadata_skipped = same
     for info in infos:
         sid = info.session_id
-        records, skipped = size_limit.split(sid, await _call(source, "export_session")(sid))
+        records, skipped = size_limit.split(sid, await reader.export_session(sid))
         report.oversize.extend(skipped)
         plan, count = plans.get(sid, ("copy", 0))
         if plan != "copy":  # re-plan on what was read now: the source may have grown
-            existing = await _call(target, "export_session")(sid)
+            existing = await writer.export_session(sid)
             plan, count = plan_session(records, existing, replace), len(existing)
             if plan == "conflict":
                 raise conflict_error("session(s)", [sid], target_name)
-        await write_session(target, sid, records, plan, count, report)
+        await write_session(writer, sid, records, plan, count, report)
         archived = sum(1 for r in records if r.archived)
         copied[sid] = (len(records) - archived, archived)
         report.sessions += 1
@@ -168,7 +167,7 @@ async def migrate_between(
     report.namespaces = len({ns for ns, _ in entries})
 
     # 3. verify: every session's counts and every metadata entry, read back from the target
-    after = {i.session_id: i for i in await _call(target, "list_sessions")()}
+    after = {i.session_id: i for i in await writer.list_sessions()}
     wrong: list[str] = []
     for sid, (active, archived) in copied.items():
         landed_info = after.get(sid)

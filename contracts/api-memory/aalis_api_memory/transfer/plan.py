@@ -21,8 +21,8 @@ from collections.abc import Sequence
 from typing import Any, Literal
 
 from aalis_api_memory.export_format import TransferError
+from aalis_api_memory.service import MemoryService, Transfer
 from aalis_api_memory.transfer.reports import WriteReport
-from aalis_api_memory.transfer.stores import optional_method as _call
 from aalis_api_memory.types import Put, StoredMessage
 
 #: Metadata ops per ``commit_metadata`` batch (one transaction each on SQLite).
@@ -53,7 +53,7 @@ def conflict_error(what: str, names: Sequence[str], target: str | None) -> Trans
 
 
 async def write_session(
-    target: Any,
+    target: Transfer,
     session_id: str,
     wanted: Sequence[StoredMessage],
     plan: Plan,
@@ -71,7 +71,7 @@ async def write_session(
         await target.clear_session(session_id)
     elif plan == "append":
         records = records[existing_count:]
-    written = await _call(target, "import_messages")(session_id, records)
+    written = await target.import_messages(session_id, records)
     report.sessions_written += 1
     report.messages_written += int(written)
     report.changed_sessions.append(session_id)
@@ -79,7 +79,7 @@ async def write_session(
 
 
 async def plan_metadata(
-    target: Any, wanted: dict[tuple[str, str], dict[str, Any]], replace: bool
+    target: MemoryService, wanted: dict[tuple[str, str], dict[str, Any]], replace: bool
 ) -> tuple[list[Put], int, list[str]]:
     """Puts to write, entries already equal, conflicting ``namespace/key`` names."""
     puts: list[Put] = []
@@ -102,7 +102,7 @@ async def plan_metadata(
     return puts, same, conflicts
 
 
-async def commit_puts(target: Any, puts: Sequence[Put]) -> None:
+async def commit_puts(target: MemoryService, puts: Sequence[Put]) -> None:
     """Write ``puts`` in batches of ``METADATA_BATCH`` (one transaction each on SQLite)."""
     for start in range(0, len(puts), METADATA_BATCH):
         await target.commit_metadata(puts[start : start + METADATA_BATCH])

@@ -12,29 +12,40 @@ nothing past the process (``refuse_volatile``). ``export_source``, ``import_targ
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from aalis_api_memory.capabilities import memory
 from aalis_api_memory.export_format import TransferError
-from aalis_api_memory.service import MemoryService
+from aalis_api_memory.service import FullMemoryService, MemoryService
 
 if TYPE_CHECKING:
     from aalis_core.host import Host
 
 
-def require(service: Any, provider: str | None, names: Sequence[str], command: str) -> None:
-    """Refuse early, naming the method, when a backend lacks an optional extension."""
-    missing = [name for name in names if not hasattr(service, name)]
+def require(
+    service: object, provider: str | None, names: Sequence[str], command: str
+) -> FullMemoryService:
+    """Refuse early, naming the method, when a backend lacks an optional extension.
+
+    Returns ``service`` typed with every optional method, so the transfer calls the ones it
+    checked with their signatures (``supports``, docs/reference/memory-contract.md); only
+    the methods in ``names`` are known to be there, and a transfer calls no other.
+    """
+    missing = [name for name in names if not callable(getattr(service, name, None))]
     if missing:
         listed = ", ".join(f"{name}()" for name in missing)
         raise TransferError(
             f"memory provider {provider or '?'!r} does not implement {listed}, which "
             f"`aalis {command}` needs (optional extensions: see docs/reference/memory-contract.md)"
         )
+    return cast(FullMemoryService, service)
 
 
 def optional_method(service: Any, name: str) -> Callable[..., Awaitable[Any]]:
-    """The optional extension ``name`` of ``service`` (checked first with ``require``)."""
+    """The optional extension ``name`` of ``service`` (checked first with ``require``).
+
+    Kept for callers of the name; the transfer itself calls through ``require``'s result.
+    """
     method: Callable[..., Awaitable[Any]] = getattr(service, name)
     return method
 
