@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from aalis_core.errors import AalisError
     from aalis_core.handles import Handle
     from aalis_core.host import Host, PluginInfo
+    from aalis_core.host_services import HostServices
     from aalis_core.logging import configure_logging, get_logger, redact
     from aalis_core.markers import hookimpl, hookspec
     from aalis_core.plugin import Plugin, PluginDisabled
@@ -37,6 +38,7 @@ _EXPORTS: dict[str, str] = {
     "PluginContext": "aalis_core.context",
     "Host": "aalis_core.host",
     "PluginInfo": "aalis_core.host",
+    "HostServices": "aalis_core.host_services",
     "ConfigError": "aalis_core.config",
     "get_logger": "aalis_core.logging",
     "redact": "aalis_core.logging",
@@ -50,6 +52,7 @@ __all__ = [
     "ConfigError",
     "Handle",
     "Host",
+    "HostServices",
     "Plugin",
     "PluginContext",
     "PluginDisabled",

@@ -3,6 +3,11 @@
 The context is the plugin's only door into the host: its validated config, its logger, its
 capability handles, where to keep data, and how to provide capabilities and emit events.
 Keeping it small and explicit is what lets a plugin be tested with a throwaway host.
+
+``ctx.host`` is typed as ``HostServices`` (events, hooks, middleware, contributions, extra
+handles), not as the ``Host``: a plugin has no business stopping another plugin or the host.
+``ctx.provide`` goes through a function the host binds to this one plugin, so the context
+calls nothing private of the host and cannot provide in another plugin's name.
 """
 
 from __future__ import annotations
@@ -17,7 +22,7 @@ if TYPE_CHECKING:
     from structlog.typing import FilteringBoundLogger
 
     from aalis_core.capability import Capability
-    from aalis_core.host import Host
+    from aalis_core.host_services import HostServices, Provide
 
 
 class Caps(Mapping[str, Handle[Any]]):
@@ -45,7 +50,7 @@ class Caps(Mapping[str, Handle[Any]]):
                 f"(declared: {known})"
             ) from None
 
-    def __setattr__(self, key: str, value: Any) -> None:
+    def __setattr__(self, key: str, value: object) -> None:
         raise AttributeError("capability handles are read-only")
 
     def __getitem__(self, key: str) -> Handle[Any]:
@@ -67,9 +72,12 @@ class PluginContext:
     """What ``Plugin.start(ctx)`` receives.
 
     ``config`` is the instance of the plugin's ``Config`` class validated from
-    ``[plugins.<name>]`` (None when the plugin declares no ``Config``). ``data_dir`` is the
-    host's data directory; the host does not create it, a plugin that writes there calls
-    ``ctx.data_dir.mkdir(parents=True, exist_ok=True)`` first.
+    ``[plugins.<name>]`` (None when the plugin declares no ``Config``): the host starts a
+    plugin only once its table validated, so a plugin with a ``Config`` always gets an
+    instance of it. ``data_dir`` is the host's data directory; the host does not create it, a
+    plugin that writes there calls ``ctx.data_dir.mkdir(parents=True, exist_ok=True)`` first.
+    ``host`` is what the plugin may ask of the host while it runs (``HostServices``).
+    ``provide`` is the host's registration function bound to this plugin.
     """
 
     def __init__(
@@ -80,7 +88,8 @@ class PluginContext:
         logger: FilteringBoundLogger,
         caps: Caps,
         data_dir: Path,
-        host: Host,
+        host: HostServices,
+        provide: Provide,
     ) -> None:
         self.name = name
         self.config = config
@@ -88,8 +97,9 @@ class PluginContext:
         self.caps = caps
         self.data_dir = data_dir
         self.host = host
+        self._provide = provide
 
-    def provide(self, capability: Capability[Any], instance: Any, priority: int = 0) -> None:
+    def provide(self, capability: Capability[Any], instance: object, priority: int = 0) -> None:
         """Offer ``instance`` as a provider of ``capability`` (synchronous, call from ``start``).
 
         The capability must be listed in the plugin's ``provides`` (the host orders start-up
@@ -97,9 +107,9 @@ class PluginContext:
         once and every consumer of this provider shares the wrapped object. Higher
         ``priority`` wins when no configuration pins a provider.
         """
-        self.host._provide(self.name, capability, instance, priority)
+        self._provide(capability, instance, priority)
 
-    async def emit(self, event: str, **payload: Any) -> None:
+    async def emit(self, event: str, **payload: object) -> None:
         """Emit an event to every active plugin (see ``Host.emit``)."""
         await self.host.emit(event, **payload)
 

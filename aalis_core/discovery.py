@@ -15,7 +15,7 @@ import os
 import re
 import sys
 from collections.abc import Collection, Iterable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import attrs
 
@@ -24,6 +24,9 @@ from aalis_core.plugin import Plugin
 
 if TYPE_CHECKING:
     from importlib_metadata import EntryPoint
+
+#: What discovery can tell of a plugin: the first states of a host's ``PluginState``.
+DiscoveryState = Literal["discovered", "disabled", "error"]
 
 PLUGINS_GROUP = "aalis.plugins"
 HOOKSPECS_GROUP = "aalis.hookspecs"
@@ -36,7 +39,7 @@ class DiscoveredPlugin:
 
     name: str
     #: ``discovered`` (class loaded), ``disabled`` (not loaded on purpose) or ``error``
-    state: str
+    state: DiscoveryState
     plugin_class: type[Plugin] | None = None
     version: str | None = None
     distribution: str | None = None
@@ -65,12 +68,6 @@ def load_plugins_filter(environ: dict[str, str] | None = None) -> frozenset[str]
 
 _cache: tuple[tuple[str, ...], dict[str, list[EntryPoint]]] | None = None
 _DIST_DIR = re.compile(r"(?P<name>[^-]+)-(?P<version>[^-]+)\.dist-info")
-
-
-def clear_cache() -> None:
-    """Forget the entry points read so far (after installing a distribution in-process)."""
-    global _cache
-    _cache = None
 
 
 def _entry_points(group: str) -> list[EntryPoint]:
@@ -231,8 +228,8 @@ __all__ = [
     "PLUGINS_GROUP",
     "DiscoveredHookspecs",
     "DiscoveredPlugin",
+    "DiscoveryState",
     "check_plugin_class",
-    "clear_cache",
     "discover_hookspecs",
     "discover_plugins",
     "error_text",

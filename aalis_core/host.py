@@ -12,15 +12,18 @@ Design choices, and why:
   instead of being a silent no-op because of a typo.
 - **The host walks hookimpls itself** (``hook_impls``) rather than using pluggy's plain
   call, because async hooks need awaiting, per-impl error isolation and a defined order:
-  ``tryfirst``, normal, ``trylast``, and within a group the plugins' start order.
+  ``tryfirst``, normal, ``trylast``, and within a group the plugins' start order. How they
+  are called lives in ``aalis_core.hook_runner``; this module keeps the lifecycle (load,
+  validate, start in dependency order, stop) and the capability registry's bookkeeping.
+- **Plugins see the host through ``HostServices``** (``aalis_core.host_services``): the
+  context hands a plugin the operations it needs at run time, not the lifecycle.
 """
 
 from __future__ import annotations
 
-import asyncio
-import inspect
+import functools
 import os
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
@@ -28,7 +31,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 import attrs
 import pluggy
 
-from aalis_core import hookspecs as core_hookspecs
+import aalis_core.hookspecs as core_hookspecs
 from aalis_core.capability import Capability
 from aalis_core.config import (
     ConfigError,
@@ -39,7 +42,7 @@ from aalis_core.config import (
     parse_config,
     validate_plugins,
 )
-from aalis_core.containment import PluginTimeout, call_plugin, describe, format_seconds
+from aalis_core.containment import PluginTimeout, call_plugin, describe
 from aalis_core.context import Caps, PluginContext
 from aalis_core.discovery import (
     check_plugin_class,
@@ -48,7 +51,7 @@ from aalis_core.discovery import (
     error_text,
 )
 from aalis_core.handles import CapabilityRegistry, DurableDeclarer, Handle, ProviderRecord
-from aalis_core.hook_runner import CallNextNotAwaited, deliver, run_onion
+from aalis_core.hook_runner import HookRunner
 from aalis_core.logging import configure_logging, get_logger, redact
 from aalis_core.markers import PROJECT_NAME
 from aalis_core.plugin import Plugin, PluginDisabled
@@ -59,14 +62,6 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 PluginState = Literal["discovered", "disabled", "pending", "active", "stopped", "error"]
-STATES: tuple[PluginState, ...] = (
-    "discovered",
-    "disabled",
-    "pending",
-    "active",
-    "stopped",
-    "error",
-)
 
 
 @attrs.frozen
@@ -208,7 +203,7 @@ class Host:
 
     def __init__(
         self,
-        config: Mapping[str, Any] | HostConfig | None = None,
+        config: Mapping[str, object] | HostConfig | None = None,
         plugins: Sequence[Plugin] = (),
         *,
         discover: bool = True,
@@ -243,8 +238,13 @@ class Host:
         self._phase: _Phase = "new"
         #: plugin name -> the problems of its ``[plugins.<name>]`` table (plugin in ``error``)
         self._config_errors: dict[str, ConfigError] = {}
-        #: event deliveries still running after their emitter stopped waiting
-        self._deliveries: set[asyncio.Task[None]] = set()
+        self._hooks = HookRunner(
+            self._pm,
+            active_order=self._active_order,
+            limit=parsed.host.hook_timeout,
+            logger_for=self._plugin_logger,
+            logger=self._logger,
+        )
 
         for found in discover_hookspecs():
             if found.module is None:
@@ -301,7 +301,7 @@ class Host:
                 entry = _Entry(found.name, index, found.distribution or "entry point")
                 index += 1
                 entry.version = found.version
-                entry.state = found.state  # type: ignore[assignment]
+                entry.state = found.state
                 entry.error = found.error
                 if found.plugin_class is not None:
                     try:
@@ -496,6 +496,7 @@ class Host:
             caps=Caps(entry.name, handles),
             data_dir=self.data_dir,
             host=self,
+            provide=functools.partial(self._provide, entry.name),
         )
 
     async def _start_entry(self, entry: _Entry) -> bool:
@@ -562,25 +563,13 @@ class Host:
             return
         self._phase = "stopping"
         try:
-            await self._finish_deliveries()
+            await self._hooks.finish_deliveries(self._config.host.stop_timeout)
             for name in reversed(self._start_order):
                 entry = self._entries[name]
                 if entry.state == "active":
                     await self._stop_entry(entry)
         finally:
             self._phase = "stopped"
-
-    async def _finish_deliveries(self) -> None:
-        """Let event deliveries still running end (up to ``stop_timeout``), then cancel them."""
-        if not self._deliveries:
-            return
-        pending = set(self._deliveries)
-        _, late = await asyncio.wait(pending, timeout=self._config.host.stop_timeout)
-        for task in late:
-            task.cancel()
-        if late:
-            self._logger.warning("event deliveries cancelled at stop", count=len(late))
-            await asyncio.wait(late, timeout=1.0)
 
     async def stop_plugin(self, name: str) -> None:
         """Stop one active plugin now (its providers leave; consumers' handles follow).
@@ -636,7 +625,7 @@ class Host:
             raise TypeError(f"expected a Capability, got {cap!r}")
         return self._registry.handle(cap, consumer or self.default_consumer, provider)
 
-    def _provide(self, plugin: str, cap: Capability[Any], instance: Any, priority: int) -> None:
+    def _provide(self, plugin: str, cap: Capability[Any], instance: object, priority: int) -> None:
         entry = self._entries.get(plugin)
         if entry is None or entry.plugin is None:
             raise ValueError(f"unknown plugin {plugin!r}")
@@ -743,31 +732,14 @@ class Host:
     # ----------------------------------------------------------------------------------
     # hooks
     # ----------------------------------------------------------------------------------
-    def _caller(self, hook: str) -> pluggy.HookCaller:
-        caller: pluggy.HookCaller | None = getattr(self._pm.hook, hook, None)
-        if caller is None or not caller.has_spec():
-            raise ValueError(f"unknown hook {hook!r}: no loaded hookspec declares it")
-        return caller
-
-    def _ordered_impls(self, hook: str) -> list[tuple[str, pluggy.HookImpl]]:
-        caller = self._caller(hook)
-        rank = {name: i for i, name in enumerate(self._start_order)}
-        impls: list[tuple[int, int, str, pluggy.HookImpl]] = []
-        for impl in caller.get_hookimpls():
-            if impl.wrapper or impl.hookwrapper:
-                continue
-            entry = self._entries.get(impl.plugin_name)
-            if entry is None or entry.state != "active":
-                continue
-            group = 0 if impl.tryfirst else 2 if impl.trylast else 1
-            impls.append((group, rank.get(impl.plugin_name, len(rank)), impl.plugin_name, impl))
-        impls.sort(key=lambda item: (item[0], item[1]))
-        return [(name, impl) for _, _, name, impl in impls]
+    def _active_order(self) -> list[str]:
+        """Active plugins in start order: whose hook implementations run, and in what order."""
+        return [n for n in self._start_order if self._entries[n].state == "active"]
 
     def hook_impls(self, hook: str) -> list[tuple[str, Callable[..., Any]]]:
         """Implementations of ``hook`` by active plugins: tryfirst, normal, trylast, each
         group in plugin start order. Raises ``ValueError`` for an undeclared hook."""
-        return [(name, impl.function) for name, impl in self._ordered_impls(hook)]
+        return self._hooks.hook_impls(hook)
 
     def _plugin_logger(self, name: str) -> FilteringBoundLogger:
         entry = self._entries.get(name)
@@ -775,7 +747,7 @@ class Host:
             return entry.logger
         return get_logger(name)
 
-    async def emit(self, event: str, **payload: Any) -> None:
+    async def emit(self, event: str, **payload: object) -> None:
         """Call every implementation of ``event`` (sync or async) in order.
 
         An implementation that raises (``SystemExit`` included) or runs past ``[host]
@@ -787,7 +759,7 @@ class Host:
         """
         await self.emit_each(event, [payload])
 
-    async def emit_each(self, event: str, payloads: Iterable[Mapping[str, Any]]) -> None:
+    async def emit_each(self, event: str, payloads: Iterable[Mapping[str, object]]) -> None:
         """``emit(event, **payload)`` for each payload in order, within ONE wait.
 
         For an emitter that announces many things at once (a clear of every session emits
@@ -795,48 +767,14 @@ class Host:
         them together, not once per payload. Every payload is checked before any listener
         runs.
         """
-        caller = self._caller(event)
-        spec = caller.spec
-        assert spec is not None
-        allowed = set(spec.argnames) | set(spec.kwargnames)
-        checked: list[Mapping[str, Any]] = []
-        for payload in payloads:
-            missing = [a for a in spec.argnames if a not in payload]
-            extra = [k for k in payload if k not in allowed]
-            if missing or extra:
-                parts = []
-                if missing:
-                    parts.append(f"missing {', '.join(missing)}")
-                if extra:
-                    parts.append(f"unexpected {', '.join(extra)}")
-                raise TypeError(f"event {event!r} payload: {'; '.join(parts)}")
-            checked.append(dict(payload))
-        impls = self._ordered_impls(event)
-        if not impls or not checked:
-            return
-        limit = self._config.host.hook_timeout
-
-        async def deliver_all() -> None:
-            for payload in checked:
-                await deliver(event, impls, payload, limit, self._plugin_logger)
-
-        delivery = asyncio.get_running_loop().create_task(deliver_all())
-        self._deliveries.add(delivery)
-        delivery.add_done_callback(self._deliveries.discard)
-        done, _ = await asyncio.wait({delivery}, timeout=limit)
-        if not done:
-            self._logger.warning(
-                "event listeners still running; the emitter goes on",
-                hook=event,
-                after=format_seconds(limit),
-            )
+        await self._hooks.emit_each(event, payloads)
 
     async def run_middleware(
         self,
         hook: str,
-        request: Any,
-        default: Callable[[], Awaitable[Any] | Any],
-        on_error: Callable[[str, BaseException], Awaitable[Any] | Any],
+        request: object,
+        default: Callable[[], object],
+        on_error: Callable[[str, BaseException], object],
     ) -> None:
         """Run ``hook`` as a Koa-style onion around ``default``.
 
@@ -852,35 +790,7 @@ class Host:
         ``call_next()`` never raises for the chain below it: an exception from ``default``
         is re-raised by ``run_middleware`` once every layer has unwound.
         """
-        caller = self._caller(hook)
-        assert caller.spec is not None
-        names = list(caller.spec.argnames)
-        if len(names) != 2:
-            raise ValueError(
-                f"hook {hook!r} is not a middleware hook: its spec takes {names}, "
-                "expected (request, call_next)"
-            )
-        impls = self._ordered_impls(hook)
-
-        async def report(name: str, exc: BaseException) -> None:
-            self._plugin_logger(name).warning(
-                "middleware failed",
-                hook=hook,
-                error=describe(exc),
-                exc_info=None if isinstance(exc, PluginTimeout | CallNextNotAwaited) else exc,
-            )
-            try:
-                outcome = on_error(name, exc)
-                if inspect.isawaitable(outcome):
-                    await outcome
-            except Exception as inner:
-                self._logger.error(
-                    "on_error callback failed", hook=hook, error=error_text(inner), exc_info=inner
-                )
-
-        await run_onion(
-            hook, impls, names, request, default, report, self._config.host.hook_timeout
-        )
+        await self._hooks.run_middleware(hook, request, default, on_error)
 
     def collect_contributions(self, hook: str) -> list[tuple[str, Any]]:
         """Collect sync contributions of ``hook`` from active plugins, in hook order.
@@ -889,54 +799,10 @@ class Host:
         items are dropped and logged with the plugin's name. The first item per id wins
         (so the first label in collection order names a shared type).
         """
-        self._caller(hook)
-        seen: set[str] = set()
-        collected: list[tuple[str, Any]] = []
-        for name, impl in self._ordered_impls(hook):
-            logger = self._plugin_logger(name)
-            try:
-                result = impl.function(*[None for _ in impl.argnames])
-            except KeyboardInterrupt:
-                raise
-            except BaseException as exc:  # SystemExit too: plugin code never ends the host
-                logger.error(
-                    "contribution hook failed", hook=hook, error=error_text(exc), exc_info=exc
-                )
-                continue
-            if inspect.isawaitable(result):
-                if inspect.iscoroutine(result):
-                    result.close()
-                logger.error("contribution hook must be synchronous", hook=hook)
-                continue
-            if result is None:
-                continue
-            try:
-                items = list(result)  # type: ignore[call-overload]
-            except TypeError:
-                logger.error(
-                    "contribution hook returned a non-list",
-                    hook=hook,
-                    returned=type(result).__name__,
-                )
-                continue
-            for item in items:
-                item_id = getattr(item, "id", None)
-                if not isinstance(item_id, str) or not item_id or "/" in item_id:
-                    logger.warning(
-                        "invalid contribution dropped",
-                        hook=hook,
-                        id=repr(item_id),
-                        expected="a non-empty string without '/'",
-                    )
-                    continue
-                if item_id in seen:
-                    continue
-                seen.add(item_id)
-                collected.append((name, item))
-        return collected
+        return self._hooks.collect_contributions(hook)
 
     def __repr__(self) -> str:
         return f"<Host {self._config.source} {self._phase}, {len(self._entries)} plugins>"
 
 
-__all__ = ["STATES", "ConfigError", "Host", "PluginInfo", "PluginState"]
+__all__ = ["ConfigError", "Host", "PluginInfo", "PluginState"]

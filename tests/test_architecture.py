@@ -1,14 +1,20 @@
-"""The dependency rule of the architecture (SPEC §1), checked on the source itself.
+"""The dependency rule of the architecture (docs/architecture.md), checked on the source itself.
 
 aalis_core knows no domain; contracts depend only on aalis_core and aalis_schema_message;
 plugins depend on aalis_core and contracts, never on another plugin. Imports inside functions
 count too: a lazy import is still a dependency.
+
+Inside each package no module imports itself back through others (no import cycle), type-only
+imports included: a cycle that works today only because one side imports under
+``TYPE_CHECKING`` or inside a function breaks the day someone moves that import, and it is a
+sign that two modules share a concept that belongs in a third.
 """
 
 from __future__ import annotations
 
 import ast
 import tomllib
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -112,3 +118,121 @@ def test_integrations_use_the_host_and_contracts_never_a_plugin(name: str) -> No
         if mod not in allowed
     }
     assert bad == {}, f"{name} imports {sorted(bad)}"
+
+
+# --------------------------------------------------------------------------------------------
+# No import cycle inside a package
+# --------------------------------------------------------------------------------------------
+
+ALL_PACKAGES = {
+    "aalis_core": ROOT / "aalis_core",
+    **CONTRACTS,
+    **PLUGINS,
+    **INTEGRATIONS,
+    **EXAMPLES,
+}
+
+
+def _modules(package: Path) -> dict[str, Path]:
+    """Dotted module name -> file, for every module of ``package`` (``__init__`` as the package)."""
+    found: dict[str, Path] = {}
+    for path in sorted(package.rglob("*.py")):
+        parts = list(path.relative_to(package.parent).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        found[".".join(parts)] = path
+    return found
+
+
+def _import_targets(tree: ast.Module, module: str, is_package: bool) -> Iterator[str]:
+    """Every dotted name ``module`` imports, anywhere in its source (functions and
+    ``TYPE_CHECKING`` blocks too); ``from x import y`` yields both ``x`` and ``x.y``."""
+    here = module.split(".") if is_package else module.split(".")[:-1]
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield alias.name
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = here[: len(here) - node.level + 1]
+                origin = ".".join([*base, *([node.module] if node.module else [])])
+            else:
+                origin = node.module or ""
+            yield origin
+            for alias in node.names:
+                yield f"{origin}.{alias.name}"
+
+
+def _import_graph(package: Path) -> dict[str, set[str]]:
+    """Module -> the modules of the same package it imports.
+
+    ``import a.b`` imports ``a.b``. ``from pkg import name`` imports ``pkg`` (for a package,
+    its ``__init__``: the name is looked up there) and, when ``pkg.name`` is a submodule, that
+    submodule as well.
+    """
+    modules = _modules(package)
+    graph: dict[str, set[str]] = {name: set() for name in modules}
+    for name, path in modules.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        for target in _import_targets(tree, name, path.name == "__init__.py"):
+            if target in modules and target != name:
+                graph[name].add(target)
+    return graph
+
+
+def _find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """One import cycle as ``[a, b, ..., a]``, or None (depth-first, deterministic order)."""
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+    path: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node] = 1
+        path.append(node)
+        for nxt in sorted(graph[node]):
+            if state.get(nxt) == 1:
+                return [*path[path.index(nxt) :], nxt]
+            if nxt not in state:
+                found = visit(nxt)
+                if found:
+                    return found
+        path.pop()
+        state[node] = 2
+        return None
+
+    for start in sorted(graph):
+        if start not in state:
+            cycle = visit(start)
+            if cycle:
+                return cycle
+    return None
+
+
+@pytest.mark.parametrize("name", sorted(ALL_PACKAGES))
+def test_no_import_cycle_inside_a_package(name: str) -> None:
+    cycle = _find_cycle(_import_graph(ALL_PACKAGES[name]))
+    assert cycle is None, f"{name} has an import cycle: {' -> '.join(cycle or [])}"
+
+
+def test_the_cycle_check_sees_type_only_relative_and_package_imports(tmp_path: Path) -> None:
+    """The check itself: a cycle through ``TYPE_CHECKING``, a relative import and a
+    package ``__init__`` is found; the same modules without the back edge are not."""
+    pkg = tmp_path / "aalis_probe"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("from aalis_probe.a import A\n", encoding="utf-8")
+    (pkg / "a.py").write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .b import B\nA = 1\n",
+        encoding="utf-8",
+    )
+    (pkg / "b.py").write_text("def f():\n    from aalis_probe import A\n", encoding="utf-8")
+    assert _find_cycle(_import_graph(pkg)) == [
+        "aalis_probe",
+        "aalis_probe.a",
+        "aalis_probe.b",
+        "aalis_probe",
+    ]
+    # ``from pkg import a`` where ``a`` is a submodule imports the submodule (and ``pkg``)
+    (pkg / "__init__.py").write_text("", encoding="utf-8")
+    (pkg / "b.py").write_text("from aalis_probe import a\n", encoding="utf-8")
+    assert _find_cycle(_import_graph(pkg)) == ["aalis_probe.a", "aalis_probe.b", "aalis_probe.a"]
+    (pkg / "a.py").write_text("A = 1\n", encoding="utf-8")
+    assert _find_cycle(_import_graph(pkg)) is None

@@ -389,3 +389,17 @@ def test_malformed_declarations_fail_that_plugin(make_host: Any) -> None:
     assert "`uses`" in (info["bad-uses"].error or "")
     assert info["bad-provides"].state == "error"
     assert info["bare"].state == "discovered"
+
+
+def test_host_table_goes_through_the_plugin_tables_converter() -> None:
+    """``[host]`` is structured by ``structure``, the converter of plugin tables: the same
+    wrong value gets the same message in either place (docs/host/configuration-internals.md)."""
+    from aalis_core.config import HostSettings
+
+    table = {"hook_timeout": "soon", "log_level": "loud", "colour": True}
+    with pytest.raises(ConfigError) as from_file:
+        parse_config({"host": table}, source="<config>")
+    with pytest.raises(ConfigError) as direct:
+        structure(HostSettings, table, table_name="host")
+    assert [str(p) for p in from_file.value.problems] == [str(p) for p in direct.value.problems]
+    assert len(direct.value.problems) == 3

@@ -31,6 +31,7 @@ from aalis_api_memory.clearing import (
     resolve_types,
     run_clear,
 )
+from aalis_api_memory.cli_params import SESSION, SessionId
 from aalis_api_memory.compression import SummaryRecord
 from aalis_api_memory.errors import AalisMemoryError
 from aalis_api_memory.service import (
@@ -116,26 +117,6 @@ class _Limit(click.ParamType):  # type: ignore[type-arg]
         if number < 0:
             self.fail(f"{value!r} is negative", param, ctx)
         return number
-
-
-class SessionId(click.ParamType):  # type: ignore[type-arg]
-    """A session id as commands take it: any non-empty string.
-
-    Refused here, at the command line, rather than by the store, so ``aalis history ""``
-    says what is wrong in click's usual way instead of reading an empty session.
-    """
-
-    name = "SESSION"
-
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
-        if not isinstance(value, str):
-            return value
-        if value == "":
-            self.fail("a session id must not be empty", param, ctx)
-        return value
-
-
-SESSION = SessionId()
 
 
 # -- history ------------------------------------------------------------------------------
@@ -532,8 +513,10 @@ class MemoryCli(Plugin):
 
 __all__ = [
     "COMMANDS",
+    "SESSION",  # re-exported: it lived here before cli_params.py
     "CommandError",
     "MemoryCli",
+    "SessionId",
     "clear_command",
     "history_command",
     "metadata_group",

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import click
 
-from aalis_api_memory.cli_plugin import SESSION
+from aalis_api_memory.cli_params import SESSION
 from aalis_api_memory.export_format import (
     FORMAT,
     FORMAT_VERSION,

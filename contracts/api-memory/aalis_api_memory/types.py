@@ -3,7 +3,6 @@ sessions, and the snapshot and guard of exact archiving (docs/reference/memory-c
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable
 from typing import Any
 
@@ -127,10 +126,7 @@ class MetadataGuard:
     data: dict[str, Any]
 
 
-INFINITY = math.inf
-
 __all__ = [
-    "INFINITY",
     "Delete",
     "HistorySnapshot",
     "MetadataEntry",

@@ -9,20 +9,27 @@ stderr and exit code 1.
 from __future__ import annotations
 
 import datetime as dt
+from typing import Protocol, runtime_checkable
 
 import click
 
 from aalis_core.cli import open_host, run_async
-from aalis_plugin_notes.notes import Note
+from aalis_plugin_notes.notes import Note, Notes
+
+
+@runtime_checkable
+class NotesSource(Protocol):
+    """The running ``NotesPlugin`` as the commands see it (``plugin.py`` imports this module
+    to register the commands, so this one does not import ``plugin.py`` back)."""
+
+    def notes(self) -> Notes: ...
 
 
 async def _with_notes(session_id: str, text: str | None) -> list[Note]:
-    from aalis_plugin_notes.plugin import NotesPlugin
-
     async with open_host() as host:
         plugin = host.plugin("notes")
         state = next((i.state for i in host.plugins() if i.name == "notes"), None)
-        if not isinstance(plugin, NotesPlugin) or state != "active":
+        if not isinstance(plugin, NotesSource) or state != "active":
             raise LookupError(f"the notes plugin is not active (state: {state or 'not loaded'})")
         notes = plugin.notes()
         if text is not None:

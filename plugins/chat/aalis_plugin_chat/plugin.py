@@ -46,7 +46,7 @@ class Chat(Plugin):
         ctx = self.ctx
         if ctx is None:
             raise RuntimeError("the chat plugin is not active")
-        config = ctx.config if isinstance(ctx.config, ChatConfig) else ChatConfig()
+        config: ChatConfig = ctx.config  # validated by the host
         return ChatSession(
             host=ctx.host, caps=ctx.caps, emit=ctx.emit, config=config, session_id=session_id
         )

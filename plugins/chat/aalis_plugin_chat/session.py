@@ -34,6 +34,7 @@ from aalis_api_memory.turn import (
 from aalis_schema_message import Message
 
 from aalis_core.capability import CapabilityAbsent
+from aalis_core.host_services import HostServices
 from aalis_plugin_chat.config import ChatConfig
 from aalis_plugin_chat.standin import StandInModel
 from aalis_plugin_chat.turns import conversation_turns
@@ -78,7 +79,7 @@ class ChatSession:
     def __init__(
         self,
         *,
-        host: Any,
+        host: HostServices,
         caps: Any,
         emit: Callable[..., Awaitable[None]],
         config: ChatConfig,

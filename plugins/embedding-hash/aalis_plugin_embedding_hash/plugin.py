@@ -67,7 +67,7 @@ class EmbeddingHash(Plugin):
         self.embedder: HashEmbedder | None = None
 
     async def start(self, ctx: PluginContext) -> None:
-        config: HashConfig = ctx.config if ctx.config is not None else HashConfig()
+        config: HashConfig = ctx.config  # the host validated [plugins.embedding-hash]
         self.embedder = HashEmbedder(dim=config.dim, ngrams=config.ngrams)
         ctx.provide(embedding, self.embedder, priority=PRIORITY)
 

@@ -69,7 +69,7 @@ class EmbeddingLocal(Plugin):
         self.embedder: LocalE5Embedder | None = None
 
     async def start(self, ctx: PluginContext) -> None:
-        config: LocalConfig = ctx.config if ctx.config is not None else LocalConfig()
+        config: LocalConfig = ctx.config  # the host validated [plugins.embedding-local]
         try:
             self.embedder = LocalE5Embedder.load(
                 variant=config.variant, threads=config.threads, max_chars=config.max_chars

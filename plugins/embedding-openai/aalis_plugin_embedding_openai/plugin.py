@@ -31,9 +31,7 @@ class EmbeddingOpenai(Plugin):
         self.embedder: OpenAIEmbedder | None = None
 
     async def start(self, ctx: PluginContext) -> None:
-        config: EmbeddingOpenaiConfig = (
-            ctx.config if ctx.config is not None else EmbeddingOpenaiConfig()
-        )
+        config: EmbeddingOpenaiConfig = ctx.config  # validated by the host
         if not config.base_url or not config.model:
             raise PluginDisabled(
                 "set base_url and model in [plugins.embedding-openai] to embed through an "

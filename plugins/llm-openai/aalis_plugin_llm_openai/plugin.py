@@ -29,7 +29,7 @@ class LlmOpenai(Plugin):
         self._model: OpenAIChatModel | None = None
 
     async def start(self, ctx: PluginContext) -> None:
-        config = ctx.config if isinstance(ctx.config, LlmOpenaiConfig) else LlmOpenaiConfig()
+        config: LlmOpenaiConfig = ctx.config  # validated by the host
         if not config.base_url or not config.model:
             raise PluginDisabled(
                 "not configured: [plugins.llm-openai] needs base_url and model "

@@ -38,7 +38,7 @@ class Mcp(Plugin):
         ctx = self.ctx
         if ctx is None:
             raise RuntimeError("the mcp plugin is not active")
-        config = ctx.config if isinstance(ctx.config, McpConfig) else McpConfig()
+        config: McpConfig = ctx.config  # validated by the host
         return build_server(
             ctx.host,
             ctx.caps.memory,

@@ -26,6 +26,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
 from aalis_core.capability import Capability
+from aalis_core.host_services import HostServices
 from aalis_plugin_mcp.config import McpConfig
 
 if TYPE_CHECKING:
@@ -75,7 +76,7 @@ def _text(value: Any, what: str) -> str:
 
 
 def build_server(
-    host: Any,
+    host: HostServices,
     memory: Handle[MemoryService],
     config: McpConfig,
     *,

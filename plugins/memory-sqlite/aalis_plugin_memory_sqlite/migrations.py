@@ -4,7 +4,7 @@ Kept apart from ``schema.py`` so that sqlite-utils is imported only when a file 
 needs migrating; see ``schema.py`` for how and when they are applied.
 
 Never edit a migration once released; add a new one (and its name to
-``schema.MIGRATION_NAMES``).
+``versions.MIGRATION_NAMES``).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import sqlite3
 from aalis_schema_message import CONTROL_KINDS
 from sqlite_utils import Database, Migrations
 
-from aalis_plugin_memory_sqlite.schema import (
+from aalis_plugin_memory_sqlite.versions import (
     MIGRATION_NAMES,
     MIGRATION_SET,
     SCHEMA_VERSION,

@@ -1,8 +1,8 @@
 """The database file: opening it safely and migrating its schema forward.
 
-Migrations are a ``sqlite_utils.Migrations`` set in ``migrations.py`` (each one recorded by
-name in ``_sqlite_migrations``), applied in order inside ONE ``BEGIN IMMEDIATE`` transaction: the
-write lock is taken before the pending list is read, so two processes opening an old file at
+Migrations are a ``sqlite_utils.Migrations`` set in ``migrations.py`` under the names listed
+in ``versions.py`` (each one recorded by name in ``_sqlite_migrations``), applied in order
+inside ONE ``BEGIN IMMEDIATE`` transaction: the write lock is taken before the pending list is read, so two processes opening an old file at
 the same moment cannot both migrate it, and a failure leaves the file exactly as it was.
 ``PRAGMA user_version`` mirrors the number of applied migrations, which lets an open skip the
 migration machinery entirely when the file is current and refuse a file written by a newer
@@ -23,16 +23,14 @@ from pathlib import Path
 
 from aalis_api_memory.errors import SchemaTooNew
 
-MIGRATION_SET = "aalis-memory-sqlite"
-
-#: Migration names in order; released names never change.
-MIGRATION_NAMES: tuple[str, ...] = (
-    "0001_messages_and_metadata",
-    "0002_counters_and_filter_columns",
+from aalis_plugin_memory_sqlite.versions import (
+    MIGRATION_NAMES,
+    MIGRATION_SET,
+    SCHEMA_VERSION,
+    user_version,
 )
 
-#: Number of migrations this version knows; ``PRAGMA user_version`` of a current file.
-SCHEMA_VERSION = len(MIGRATION_NAMES)
+# The version names stay importable from here (``schema.SCHEMA_VERSION``), where they lived.
 
 
 def _make_private_path(path: Path) -> list[Path]:
@@ -107,11 +105,6 @@ def _retry_busy(action: str, fn: object, deadline: float) -> None:
             if time.monotonic() >= deadline:
                 raise sqlite3.OperationalError(f"{action}: {exc}") from exc
             time.sleep(0.005)
-
-
-def user_version(conn: sqlite3.Connection) -> int:
-    row = conn.execute("PRAGMA user_version").fetchone()
-    return int(row[0])
 
 
 def _enable_wal(conn: sqlite3.Connection) -> None:

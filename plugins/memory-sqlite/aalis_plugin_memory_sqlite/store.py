@@ -39,7 +39,7 @@ from aalis_api_memory.types import (
 )
 from aalis_schema_message import Message
 
-from aalis_plugin_memory_sqlite import exact
+import aalis_plugin_memory_sqlite.exact as exact
 from aalis_plugin_memory_sqlite.backup import BackupResult, backup_database
 from aalis_plugin_memory_sqlite.bulk_writes import rewrite_plan
 from aalis_plugin_memory_sqlite.codec import message_columns

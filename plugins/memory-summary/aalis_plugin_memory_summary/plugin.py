@@ -38,9 +38,7 @@ class MemorySummary(Plugin):
         self.service: SummaryCompression | None = None
 
     async def start(self, ctx: PluginContext) -> None:
-        config = (
-            ctx.config if isinstance(ctx.config, MemorySummaryConfig) else MemorySummaryConfig()
-        )
+        config: MemorySummaryConfig = ctx.config  # validated by the host
         self.service = SummaryCompression(
             memory=ctx.caps.memory,
             llm=ctx.caps.llm,

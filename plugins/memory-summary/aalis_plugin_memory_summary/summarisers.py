@@ -16,7 +16,7 @@ from aalis_api_memory.errors import AalisMemoryError
 from aalis_api_memory.tokens import estimate_text_tokens
 from aalis_schema_message import Message
 
-from aalis_plugin_memory_summary import extractive
+import aalis_plugin_memory_summary.extractive as extractive
 from aalis_plugin_memory_summary.config import DEFAULT_MAX_REPLY_CHARS
 from aalis_plugin_memory_summary.prompt import (
     SYSTEM_PROMPT,

@@ -42,9 +42,11 @@ class Serve(Plugin):
 
     @property
     def config(self) -> ServeConfig:
-        ctx = self.ctx
-        config = None if ctx is None else ctx.config
-        return config if isinstance(config, ServeConfig) else ServeConfig()
+        """``[plugins.serve]`` as the host validated it (the defaults before ``start``)."""
+        if self.ctx is None:
+            return ServeConfig()
+        config: ServeConfig = self.ctx.config
+        return config
 
     @hookimpl
     def history_changed(self, session_id: str) -> None:

@@ -34,7 +34,7 @@ class VectorstorePgvector(Plugin):
         self.store: PgvectorStore | None = None
 
     async def start(self, ctx: PluginContext) -> None:
-        config = ctx.config if isinstance(ctx.config, PgvectorConfig) else PgvectorConfig()
+        config: PgvectorConfig = ctx.config  # validated by the host
         if config.uri is None:
             raise PluginDisabled("no uri configured")
         from aalis_plugin_vectorstore_pgvector.store import PgvectorStore

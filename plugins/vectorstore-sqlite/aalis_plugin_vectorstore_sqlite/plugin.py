@@ -35,7 +35,7 @@ class VectorstoreSqlite(Plugin):
         # command loads plugin classes, and only a started store needs numpy.
         from aalis_plugin_vectorstore_sqlite.store import SqliteVectorStore
 
-        config: SqliteVectorConfig = ctx.config if ctx.config is not None else SqliteVectorConfig()
+        config: SqliteVectorConfig = ctx.config  # validated by the host
         store = SqliteVectorStore.from_config(config, ctx.data_dir, logger=ctx.logger)
         await store.open()
         self.store = store

@@ -1,0 +1,51 @@
+"""What a plugin's context gives it: the run-time services of the host, not its lifecycle."""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+from aalis_core import Capability, Host, HostServices, Plugin
+
+SERVICES = {
+    "capability",
+    "emit",
+    "emit_each",
+    "hook_impls",
+    "run_middleware",
+    "collect_contributions",
+}
+
+
+def test_host_services_name_the_run_time_operations_and_no_lifecycle() -> None:
+    declared = {n for n, _ in inspect.getmembers(HostServices) if not n.startswith("_")}
+    assert declared == SERVICES
+    assert not declared & {"start", "stop", "stop_plugin", "plugins", "plugin", "config"}
+
+
+def test_the_host_implements_every_service_with_the_same_signature() -> None:
+    for name in SERVICES:
+        ours = inspect.signature(getattr(HostServices, name))
+        hosts = inspect.signature(getattr(Host, name))
+        assert list(ours.parameters) == list(hosts.parameters), name
+
+
+async def test_provide_goes_to_the_host_in_the_plugins_own_name(make_host: Any) -> None:
+    """``ctx.provide`` reaches the host through the function the host bound to this plugin."""
+
+    class Thing:
+        value = 7
+
+    thing: Capability[Thing] = Capability("thing", Thing)
+
+    class Provider(Plugin):
+        name = "provider"
+        provides = (thing,)
+
+        async def start(self, ctx: Any) -> None:
+            ctx.provide(thing, Thing(), priority=3)
+
+    host: Host = make_host(Provider())
+    async with host:
+        assert host.providers(thing) == ["provider"]
+        assert host.capability(thing).use.value == 7
