@@ -52,6 +52,7 @@ from aalis_core.discovery import (
 )
 from aalis_core.handles import CapabilityRegistry, DurableDeclarer, Handle, ProviderRecord
 from aalis_core.hook_runner import HookRunner
+from aalis_core.host_services import HostView
 from aalis_core.logging import configure_logging, get_logger, redact
 from aalis_core.markers import PROJECT_NAME
 from aalis_core.plugin import Plugin, PluginDisabled
@@ -495,7 +496,7 @@ class Host:
             logger=entry.logger,
             caps=Caps(entry.name, handles),
             data_dir=self.data_dir,
-            host=self,
+            host=HostView(self),
             provide=functools.partial(self._provide, entry.name),
         )
 

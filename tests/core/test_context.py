@@ -49,3 +49,27 @@ async def test_provide_goes_to_the_host_in_the_plugins_own_name(make_host: Any) 
     async with host:
         assert host.providers(thing) == ["provider"]
         assert host.capability(thing).use.value == 7
+
+
+async def test_ctx_host_offers_the_services_and_no_lifecycle_at_run_time(make_host: Any) -> None:
+    """Without a type checker too, a plugin cannot stop another plugin or the host."""
+    seen: dict[str, Any] = {}
+
+    class Probe(Plugin):
+        name = "probe"
+
+        async def start(self, ctx: Any) -> None:
+            seen["host"] = ctx.host
+
+    host: Host = make_host(Probe())
+    async with host:
+        view = seen["host"]
+        assert view == host  # it is this host's view ...
+        for name in ("stop_plugin", "start", "stop", "plugins", "plugin", "_provide", "config"):
+            assert not hasattr(view, name), name  # ... with nothing of its lifecycle
+        public = {name for name in dir(view) if not name.startswith("_")}
+        assert public == SERVICES
+        # the services reach this host: a capability nobody provides is absent through both
+        nothing: Capability[object] = Capability("nothing", object)
+        assert view.capability(nothing, "probe").present is host.capability(nothing).present
+        assert view.capability(nothing, "probe").present is False

@@ -20,6 +20,7 @@ from aalis_api_memory.service import ClearAll, MemoryService, MetadataKeys, Tran
 from aalis_api_memory.types import Delete
 from aalis_api_memory.validation import check_namespace, check_session_id
 from aalis_core.containment import describe
+from aalis_core.host_services import HostServices
 from aalis_core.redaction import redact
 
 Scope = Literal["session", "all"]
@@ -192,13 +193,13 @@ def resolve_types(types: Iterable[str] | None) -> list[str] | None:
     return resolved
 
 
-def clear_types(host: Any) -> list[ClearType]:
+def clear_types(host: HostServices) -> list[ClearType]:
     """Every clear type active plugins contribute, in collection order, one per id."""
     return [item for _, item in host.collect_contributions("memory_clear_types")]
 
 
 async def run_clear(
-    host: Any,
+    host: HostServices,
     scope: Scope,
     session_id: str | None = None,
     types: Iterable[str] | None = None,

@@ -21,6 +21,7 @@ from typing import Any
 import attrs
 from aalis_schema_message import Message
 
+from aalis_core.host_services import HostServices
 from aalis_core.logging import get_logger
 
 #: Seconds one contributor may take before its block is dropped for this turn.
@@ -91,7 +92,7 @@ def _blocks_from(result: object) -> list[PromptBlock] | None:
 
 
 async def collect_prompt_blocks(
-    host: Any,
+    host: HostServices,
     request: PromptRequest,
     *,
     limit_s: float = DEFAULT_CONTRIBUTION_TIMEOUT,

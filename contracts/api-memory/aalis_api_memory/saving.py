@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
-from typing import Any
 
 import attrs
 from aalis_schema_message import Message, now_ms
 
 from aalis_api_memory.service import MemoryService
+from aalis_core.host_services import HostServices
 
 SAVED_EVENT = "memory_messages_saved"
 
@@ -52,7 +52,9 @@ def stamped(message: Message, session_id: str, clock: SessionClock = SESSION_CLO
     return attrs.evolve(message, timestamp=clock.next(session_id))
 
 
-async def announce_saved(host: Any, session_id: str, messages: Sequence[Message]) -> None:
+async def announce_saved(
+    host: HostServices | None, session_id: str, messages: Sequence[Message]
+) -> None:
     """Emit ``memory_messages_saved`` when a loaded contract declares it (otherwise nobody
     can be listening, and there is nothing to tell)."""
     if not messages or host is None:
@@ -69,7 +71,7 @@ async def save_conversation(
     session_id: str,
     messages: Sequence[Message],
     *,
-    host: Any = None,
+    host: HostServices | None = None,
     clock: SessionClock = SESSION_CLOCK,
 ) -> list[Message]:
     """Stamp, save (in order) and announce ``messages``; returns them as stored.

@@ -28,6 +28,7 @@ from aalis_api_memory.saving import SESSION_CLOCK, SessionClock, announce_saved,
 from aalis_api_memory.service import FullHistory, MemoryService, supports
 from aalis_api_memory.tokens import estimate_message_tokens, estimate_text_tokens
 from aalis_core.capability import CapabilityAbsent
+from aalis_core.host_services import HostServices
 
 if TYPE_CHECKING:
     from aalis_core.handles import Handle
@@ -252,7 +253,7 @@ def _prompt_module() -> Any:
 
 
 async def add_contributions(
-    host: Any, plan: PromptPlan, session_id: str, query: str, *, settings: TurnSettings
+    host: HostServices, plan: PromptPlan, session_id: str, query: str, *, settings: TurnSettings
 ) -> PromptPlan:
     """``plan`` with the blocks plugins contribute (``prompt_contributions``), placed after
     the history and before the newest user message, so the shared head of the prompt stays
@@ -305,7 +306,7 @@ async def add_contributions(
 
 
 async def run_turn(
-    host: Any,
+    host: HostServices,
     memory: MemoryService,
     model: TurnModel,
     session_id: str,
@@ -382,7 +383,7 @@ async def run_turn(
 
 
 async def _announce(
-    host: Any, send: Callable[..., Awaitable[None]], session_id: str, message: Message
+    host: HostServices, send: Callable[..., Awaitable[None]], session_id: str, message: Message
 ) -> None:
     if send is getattr(host, "emit", None):
         await announce_saved(host, session_id, [message])
