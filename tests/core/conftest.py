@@ -15,9 +15,24 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import structlog
 
+import aalis_core.logging as aalis_logging
 from aalis_core import Host, hookspec
 from aalis_core.plugin import Plugin
+
+
+@pytest.fixture(autouse=True)
+def _logging_left_as_found() -> Iterator[None]:
+    """A host built with ``log_level = "debug"`` configures process-wide logging; without
+    this, a later CLI test (which keeps a configuration it finds) printed debug lines."""
+    saved, configured = structlog.get_config(), aalis_logging._configured
+    structlog_configured = structlog.is_configured()
+    yield
+    structlog.reset_defaults()
+    if structlog_configured:
+        structlog.configure(**saved)
+    aalis_logging._configured = configured
 
 
 class Specs:
