@@ -491,7 +491,10 @@ def select(sentences: Sequence[_Sentence], budget: int) -> list[_Sentence]:
     def density(sentence: _Sentence) -> float:
         return value(sentence) / math.sqrt(sentence.cost)
 
-    heap = [(-density(s), s.order) for s in sentences]
+    # Only what is worth something goes into the heap: worth can only fall as units get
+    # covered, so a sentence at zero (boilerplate, small talk: most of a long chat) would
+    # only be popped and dropped, one ``log n`` step each.
+    heap = [(-d, s.order) for s in sentences if (d := density(s)) > 0.0]
     heapq.heapify(heap)
     chosen: list[_Sentence] = []
     left = budget
