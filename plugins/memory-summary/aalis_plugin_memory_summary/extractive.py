@@ -43,10 +43,11 @@ docs/compression.md):
 from __future__ import annotations
 
 import heapq
+import itertools
 import math
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 import attrs
 from aalis_api_memory.tokens import estimate_text_tokens
@@ -285,6 +286,8 @@ FIRST_PERSON_SIGNAL = 0.4
 #: Content units (a CJK character pair counts half) below which a sentence without any fact
 #: signal is small talk, never chosen while anything else is left.
 SMALL_TALK_UNITS = 4
+#: The units of a sentence that has none (one object, not one per sentence).
+_NO_UNITS: frozenset[str] = frozenset()
 
 
 @attrs.define
@@ -408,44 +411,58 @@ def _role_weight(role: str) -> float:
 def _sentences(
     previous: str | None, items: Sequence[tuple[str, str]]
 ) -> tuple[list[_Sentence], int]:
-    """Every sentence with its units and weight, and the summary's budget in tokens."""
-    sources: list[tuple[int, str, str, bool]] = []  # (message number, role, text, carried)
-    number = 0
+    """The sentences that can be chosen, with their units and weight, and the summary's
+    budget in tokens.
+
+    Boilerplate is left out (it is never chosen, and in a long chat with the stand-in it is
+    most of the sentences: keeping an object for each made the working set, not the work,
+    grow with the session), except the very first sentence, which the never-empty fallback
+    of ``select`` takes when nothing has content.
+    """
+    sources: Iterable[tuple[str, str]] = items
+    carried_count = 0
     if previous and previous.strip():
-        for role, text in _previous_items(previous):
-            sources.append((number, role, text, True))
-            number += 1
-    for role, text in items:
-        sources.append((number, role, text, False))
-        number += 1
+        carried = _previous_items(previous)
+        carried_count = len(carried)
+        sources = itertools.chain(carried, items)
 
     # Pass 1: sentences, their cost and shape. Shapes are counted before anything else is
     # computed, so boilerplate (half of a chat with the stand-in) costs no further work.
-    pieces: list[tuple[str, str, float, str, int]] = []  # role, text, scale, shape, cost
-    shapes_in: dict[str, set[int]] = {}
+    # A shape's entry is [last message it was seen in, messages it was seen in]; a piece
+    # holds its shape's entry, not the shape (one string per shape is kept, not per piece).
+    pieces: list[tuple[str, str, float, list[int], int]] = []  # role, text, scale, shape, cost
+    shapes: dict[str, list[int]] = {}
     total_tokens = user_tokens = previous_tokens = 0
-    for message, role, text, carried in sources:
-        scale = CARRIED_WEIGHT if carried else 1.0
+    for message, (role, text) in enumerate(sources):
+        carried_line = message < carried_count
+        scale = CARRIED_WEIGHT if carried_line else 1.0
         for piece in split_sentences(text):
             cost = estimate_text_tokens(piece)
-            if carried:
+            if carried_line:
                 previous_tokens += cost + LINE_OVERHEAD
             else:
                 total_tokens += cost
                 if role == "user":
                     user_tokens += cost
             shape = shape_of(piece)
-            shapes_in.setdefault(shape, set()).add(message)
-            pieces.append((role, piece, scale, shape, cost))
+            entry = shapes.get(shape)
+            if entry is None:
+                shapes[shape] = entry = [message, 1]
+            elif entry[0] != message:
+                entry[0] = message
+                entry[1] += 1
+            pieces.append((role, piece, scale, entry, cost))
+    del shapes
 
     # Pass 2: units and weights of what can be chosen.
     sentences: list[_Sentence] = []
-    for order, (role, piece, scale, shape, cost) in enumerate(pieces):
+    for order, (role, piece, scale, entry, cost) in enumerate(pieces):
         # What the user says in one shape is still different facts ("room 12", "room 14").
-        if role != "user" and len(shapes_in[shape]) >= BOILERPLATE_MESSAGES:
-            sentences.append(
-                _Sentence(order, role, piece, frozenset(), cost + LINE_OVERHEAD, 0.0, True)
-            )
+        if role != "user" and entry[1] >= BOILERPLATE_MESSAGES:
+            if order == 0:
+                sentences.append(
+                    _Sentence(order, role, piece, _NO_UNITS, cost + LINE_OVERHEAD, 0.0, True)
+                )
             continue
         # Quoted text in a reply is someone else's words (the stand-in's echo of the user):
         # it adds no information of the reply's own.
@@ -494,20 +511,21 @@ def select(sentences: Sequence[_Sentence], budget: int) -> list[_Sentence]:
     # Only what is worth something goes into the heap: worth can only fall as units get
     # covered, so a sentence at zero (boilerplate, small talk: most of a long chat) would
     # only be popped and dropped, one ``log n`` step each.
-    heap = [(-d, s.order) for s in sentences if (d := density(s)) > 0.0]
+    # Keyed by list index, which follows ``order``: ties go to the earlier sentence.
+    heap = [(-d, i) for i, s in enumerate(sentences) if (d := density(s)) > 0.0]
     heapq.heapify(heap)
     chosen: list[_Sentence] = []
     left = budget
     while heap and left > 0:
-        stale, order = heapq.heappop(heap)
-        sentence = sentences[order]
+        stale, index = heapq.heappop(heap)
+        sentence = sentences[index]
         if sentence.cost > left:
             continue  # never fits again: the budget only shrinks
         current = density(sentence)
         if current <= 0.0:
             continue
         if heap and current < -heap[0][0] and current < -stale:
-            heapq.heappush(heap, (-current, order))  # worth less now: re-rank it
+            heapq.heappush(heap, (-current, index))  # worth less now: re-rank it
             continue
         chosen.append(sentence)
         covered.update(sentence.units)
