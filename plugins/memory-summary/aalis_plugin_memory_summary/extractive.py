@@ -428,10 +428,12 @@ def _sentences(
 
     # Pass 1: sentences, their cost and shape. Shapes are counted before anything else is
     # computed, so boilerplate (half of a chat with the stand-in) costs no further work.
-    # A shape's entry is [last message it was seen in, messages it was seen in]; a piece
-    # holds its shape's entry, not the shape (one string per shape is kept, not per piece).
-    pieces: list[tuple[str, str, float, list[int], int]] = []  # role, text, scale, shape, cost
-    shapes: dict[str, list[int]] = {}
+    # A piece holds its shape's number, not the shape: one string is kept per shape, not
+    # per piece, and a tuple of plain values leaves the garbage collector's lists.
+    pieces: list[tuple[str, str, float, int, int]] = []  # role, text, scale, shape, cost
+    shapes: dict[str, int] = {}
+    last_seen: list[int] = []  # by shape number: the last message it was seen in
+    seen_in: list[int] = []  # by shape number: how many messages it was seen in
     total_tokens = user_tokens = previous_tokens = 0
     for message, (role, text) in enumerate(sources):
         carried_line = message < carried_count
@@ -444,21 +446,21 @@ def _sentences(
                 total_tokens += cost
                 if role == "user":
                     user_tokens += cost
-            shape = shape_of(piece)
-            entry = shapes.get(shape)
-            if entry is None:
-                shapes[shape] = entry = [message, 1]
-            elif entry[0] != message:
-                entry[0] = message
-                entry[1] += 1
-            pieces.append((role, piece, scale, entry, cost))
-    del shapes
+            shape = shapes.setdefault(shape_of(piece), len(shapes))
+            if shape == len(seen_in):
+                last_seen.append(message)
+                seen_in.append(1)
+            elif last_seen[shape] != message:
+                last_seen[shape] = message
+                seen_in[shape] += 1
+            pieces.append((role, piece, scale, shape, cost))
+    del shapes, last_seen
 
     # Pass 2: units and weights of what can be chosen.
     sentences: list[_Sentence] = []
-    for order, (role, piece, scale, entry, cost) in enumerate(pieces):
+    for order, (role, piece, scale, shape, cost) in enumerate(pieces):
         # What the user says in one shape is still different facts ("room 12", "room 14").
-        if role != "user" and entry[1] >= BOILERPLATE_MESSAGES:
+        if role != "user" and seen_in[shape] >= BOILERPLATE_MESSAGES:
             if order == 0:
                 sentences.append(
                     _Sentence(order, role, piece, _NO_UNITS, cost + LINE_OVERHEAD, 0.0, True)
