@@ -286,8 +286,8 @@ FIRST_PERSON_SIGNAL = 0.4
 #: Content units (a CJK character pair counts half) below which a sentence without any fact
 #: signal is small talk, never chosen while anything else is left.
 SMALL_TALK_UNITS = 4
-#: The units of a sentence that has none (one object, not one per sentence).
-_NO_UNITS: frozenset[str] = frozenset()
+#: The units of a sentence that has none.
+_NO_UNITS: tuple[str, ...] = ()
 
 
 @attrs.define
@@ -295,7 +295,10 @@ class _Sentence:
     order: int
     role: str
     text: str
-    units: frozenset[str]
+    #: A tuple, not the frozenset ``units_of`` returns: a tuple of strings leaves the garbage
+    #: collector's lists, so tens of thousands of candidate sentences do not make every full
+    #: collection of the process longer (the iteration order, and so every sum, is the same).
+    units: tuple[str, ...]
     cost: int
     weight: float
     boilerplate: bool = False
@@ -381,7 +384,7 @@ def fact_signals(text: str, lower: str | None = None) -> float:
     return value
 
 
-def is_small_talk(text: str, units: frozenset[str], strong: float | None = None) -> bool:
+def is_small_talk(text: str, units: Iterable[str], strong: float | None = None) -> bool:
     """No fact signal and little content ("Sorry, I got distracted.", "让我想一想。")."""
     if fact_signals(text) if strong is None else strong:
         return False
@@ -468,7 +471,7 @@ def _sentences(
             continue
         # Quoted text in a reply is someone else's words (the stand-in's echo of the user):
         # it adds no information of the reply's own.
-        units = units_of(piece if role == "user" else _QUOTED.sub(" ", piece))
+        units = tuple(units_of(piece if role == "user" else _QUOTED.sub(" ", piece)))
         strong = fact_signals(piece)
         sentences.append(
             _Sentence(
