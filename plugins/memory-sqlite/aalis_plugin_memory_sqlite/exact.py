@@ -25,6 +25,7 @@ from aalis_api_memory.exact import ArchiveConflict, CheckedGuard, same_entry
 from aalis_api_memory.validation import decode_metadata
 from aalis_schema_message import Message
 
+from aalis_core.gc_pause import gc_paused
 from aalis_plugin_memory_sqlite.codec import decode_messages_indexed
 
 #: A marker ready to insert: (timestamp, control, kind, role, platform, data), as engine.Row.
@@ -68,16 +69,19 @@ def history_snapshot(
     def report_at(index: int, error: str) -> None:
         report(base + index, error)
 
-    while rows := cursor.fetchmany(SNAPSHOT_CHUNK):
-        decoded = decode_messages_indexed([row[1] for row in rows], report_at)
-        if len(decoded) == len(rows):
-            messages.extend([message for _index, message in decoded])
-            ids.extend([message_id(seq, data) for seq, data in rows])
-        else:
-            for index, message in decoded:
-                messages.append(message)
-                ids.append(message_id(rows[index][0], rows[index][1]))
-        base += len(rows)
+    # One long-lived message object per row: without the pause, a long session triggers
+    # full collections of the whole process while it is read (aalis_core.gc_pause).
+    with gc_paused():
+        while rows := cursor.fetchmany(SNAPSHOT_CHUNK):
+            decoded = decode_messages_indexed([row[1] for row in rows], report_at)
+            if len(decoded) == len(rows):
+                messages.extend([message for _index, message in decoded])
+                ids.extend([message_id(seq, data) for seq, data in rows])
+            else:
+                for index, message in decoded:
+                    messages.append(message)
+                    ids.append(message_id(rows[index][0], rows[index][1]))
+            base += len(rows)
     return messages, ids
 
 

@@ -52,6 +52,8 @@ from collections.abc import Iterable, Sequence
 import attrs
 from aalis_api_memory.tokens import estimate_text_tokens
 
+from aalis_core.gc_pause import gc_paused
+
 EXTRACTIVE_ID = "extractive"
 HEADER = (
     "[Extractive summary: sentences quoted offline from the conversation, what the user said"
@@ -544,10 +546,13 @@ def select(sentences: Sequence[_Sentence], budget: int) -> list[_Sentence]:
 
 def summarise(previous: str | None, items: Sequence[tuple[str, str]]) -> str:
     """An extractive summary of ``items`` (role, text) merged with ``previous``."""
-    sentences, budget = _sentences(previous, items)
-    if not sentences:
-        return ""
-    chosen = select(sentences, budget)
+    # A long span makes tens of thousands of sentence objects that live until the end:
+    # without the pause they trigger full collections of the whole process (aalis_core.gc_pause).
+    with gc_paused():
+        sentences, budget = _sentences(previous, items)
+        if not sentences:
+            return ""
+        chosen = select(sentences, budget)
     body = "\n".join(f"- {s.role}: {s.text}" for s in chosen)
     return f"{HEADER}\n{body}"
 
