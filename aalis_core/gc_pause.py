@@ -5,9 +5,9 @@ objects promoted to its oldest generation grow by a quarter of those already the
 that builds one long-lived object per row of a long session (a history snapshot of 100,000
 messages, the summariser's sentences) triggers several of them while it runs, each walking the
 whole process, so such a step cost more per row at 10,000 rows than at 1,000 (where it
-triggers none); docs/compression.md ("Cost") has the figures. With the collector paused for
-the length of the step, what it allocated is examined once, by the next young collection
-after it.
+triggers none); docs/performance.md ("Compression cost") has the figures. With the collector
+paused for the length of the step, what it allocated is examined once, by the next young
+collection after it.
 
 Only for steps that allocate and do not make reference cycles worth collecting meanwhile, and
 that end (nothing waits on I/O or another task inside the pause).
