@@ -509,7 +509,9 @@ def select(sentences: Sequence[_Sentence], budget: int) -> list[_Sentence]:
     def value(sentence: _Sentence) -> float:
         if sentence.boilerplate or sentence.small_talk or not sentence.units:
             return 0.0
-        fresh = sum(unit_weight[u] for u in sentence.units if u not in covered)
+        # fsum: exact, so independent of the set order of the units (which follows the
+        # process's string-hash seed); a plain sum broke ties differently in each process.
+        fresh = math.fsum([unit_weight[u] for u in sentence.units if u not in covered])
         return sentence.weight * fresh / math.sqrt(len(sentence.units))
 
     def density(sentence: _Sentence) -> float:
