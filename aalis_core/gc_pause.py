@@ -10,7 +10,8 @@ paused for the length of the step, what it allocated is examined once, by the ne
 collection after it.
 
 Only for steps that allocate and do not make reference cycles worth collecting meanwhile, and
-that end (nothing waits on I/O or another task inside the pause).
+that end soon (nothing inside waits for another task, a lock or the network; reading a local
+SQLite file in WAL mode is fine).
 
 The collector's switch is process-wide and steps run on several threads (the SQLite worker,
 ``asyncio.to_thread``), so pauses are counted under a lock: the first one turns the collector
