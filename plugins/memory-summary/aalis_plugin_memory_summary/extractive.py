@@ -43,13 +43,16 @@ docs/compression.md):
 from __future__ import annotations
 
 import heapq
+import itertools
 import math
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 import attrs
 from aalis_api_memory.tokens import estimate_text_tokens
+
+from aalis_core.gc_pause import gc_paused
 
 EXTRACTIVE_ID = "extractive"
 HEADER = (
@@ -285,6 +288,8 @@ FIRST_PERSON_SIGNAL = 0.4
 #: Content units (a CJK character pair counts half) below which a sentence without any fact
 #: signal is small talk, never chosen while anything else is left.
 SMALL_TALK_UNITS = 4
+#: The units of a sentence that has none.
+_NO_UNITS: tuple[str, ...] = ()
 
 
 @attrs.define
@@ -292,7 +297,10 @@ class _Sentence:
     order: int
     role: str
     text: str
-    units: frozenset[str]
+    #: A tuple, not the frozenset ``units_of`` returns: a tuple of strings leaves the garbage
+    #: collector's lists, so tens of thousands of candidate sentences do not make every full
+    #: collection of the process longer (the iteration order, and so every sum, is the same).
+    units: tuple[str, ...]
     cost: int
     weight: float
     boilerplate: bool = False
@@ -378,7 +386,7 @@ def fact_signals(text: str, lower: str | None = None) -> float:
     return value
 
 
-def is_small_talk(text: str, units: frozenset[str], strong: float | None = None) -> bool:
+def is_small_talk(text: str, units: Iterable[str], strong: float | None = None) -> bool:
     """No fact signal and little content ("Sorry, I got distracted.", "让我想一想。")."""
     if fact_signals(text) if strong is None else strong:
         return False
@@ -408,48 +416,64 @@ def _role_weight(role: str) -> float:
 def _sentences(
     previous: str | None, items: Sequence[tuple[str, str]]
 ) -> tuple[list[_Sentence], int]:
-    """Every sentence with its units and weight, and the summary's budget in tokens."""
-    sources: list[tuple[int, str, str, bool]] = []  # (message number, role, text, carried)
-    number = 0
+    """The sentences that can be chosen, with their units and weight, and the summary's
+    budget in tokens.
+
+    Boilerplate is left out (it is never chosen, and in a long chat with the stand-in it is
+    most of the sentences: keeping an object for each made the working set, not the work,
+    grow with the session), except the very first sentence, which the never-empty fallback
+    of ``select`` takes when nothing has content.
+    """
+    sources: Iterable[tuple[str, str]] = items
+    carried_count = 0
     if previous and previous.strip():
-        for role, text in _previous_items(previous):
-            sources.append((number, role, text, True))
-            number += 1
-    for role, text in items:
-        sources.append((number, role, text, False))
-        number += 1
+        carried = _previous_items(previous)
+        carried_count = len(carried)
+        sources = itertools.chain(carried, items)
 
     # Pass 1: sentences, their cost and shape. Shapes are counted before anything else is
     # computed, so boilerplate (half of a chat with the stand-in) costs no further work.
-    pieces: list[tuple[str, str, float, str, int]] = []  # role, text, scale, shape, cost
-    shapes_in: dict[str, set[int]] = {}
+    # A piece holds its shape's number, not the shape: one string is kept per shape, not
+    # per piece, and a tuple of plain values leaves the garbage collector's lists.
+    pieces: list[tuple[str, str, float, int, int]] = []  # role, text, scale, shape, cost
+    shapes: dict[str, int] = {}
+    last_seen: list[int] = []  # by shape number: the last message it was seen in
+    seen_in: list[int] = []  # by shape number: how many messages it was seen in
     total_tokens = user_tokens = previous_tokens = 0
-    for message, role, text, carried in sources:
-        scale = CARRIED_WEIGHT if carried else 1.0
+    for message, (role, text) in enumerate(sources):
+        carried_line = message < carried_count
+        scale = CARRIED_WEIGHT if carried_line else 1.0
         for piece in split_sentences(text):
             cost = estimate_text_tokens(piece)
-            if carried:
+            if carried_line:
                 previous_tokens += cost + LINE_OVERHEAD
             else:
                 total_tokens += cost
                 if role == "user":
                     user_tokens += cost
-            shape = shape_of(piece)
-            shapes_in.setdefault(shape, set()).add(message)
+            shape = shapes.setdefault(shape_of(piece), len(shapes))
+            if shape == len(seen_in):
+                last_seen.append(message)
+                seen_in.append(1)
+            elif last_seen[shape] != message:
+                last_seen[shape] = message
+                seen_in[shape] += 1
             pieces.append((role, piece, scale, shape, cost))
+    del shapes, last_seen
 
     # Pass 2: units and weights of what can be chosen.
     sentences: list[_Sentence] = []
     for order, (role, piece, scale, shape, cost) in enumerate(pieces):
         # What the user says in one shape is still different facts ("room 12", "room 14").
-        if role != "user" and len(shapes_in[shape]) >= BOILERPLATE_MESSAGES:
-            sentences.append(
-                _Sentence(order, role, piece, frozenset(), cost + LINE_OVERHEAD, 0.0, True)
-            )
+        if role != "user" and seen_in[shape] >= BOILERPLATE_MESSAGES:
+            if order == 0:
+                sentences.append(
+                    _Sentence(order, role, piece, _NO_UNITS, cost + LINE_OVERHEAD, 0.0, True)
+                )
             continue
         # Quoted text in a reply is someone else's words (the stand-in's echo of the user):
         # it adds no information of the reply's own.
-        units = units_of(piece if role == "user" else _QUOTED.sub(" ", piece))
+        units = tuple(units_of(piece if role == "user" else _QUOTED.sub(" ", piece)))
         strong = fact_signals(piece)
         sentences.append(
             _Sentence(
@@ -485,26 +509,32 @@ def select(sentences: Sequence[_Sentence], budget: int) -> list[_Sentence]:
     def value(sentence: _Sentence) -> float:
         if sentence.boilerplate or sentence.small_talk or not sentence.units:
             return 0.0
-        fresh = sum(unit_weight[u] for u in sentence.units if u not in covered)
+        # fsum: exact, so independent of the set order of the units (which follows the
+        # process's string-hash seed); a plain sum broke ties differently in each process.
+        fresh = math.fsum([unit_weight[u] for u in sentence.units if u not in covered])
         return sentence.weight * fresh / math.sqrt(len(sentence.units))
 
     def density(sentence: _Sentence) -> float:
         return value(sentence) / math.sqrt(sentence.cost)
 
-    heap = [(-density(s), s.order) for s in sentences]
+    # Only what is worth something goes into the heap: worth can only fall as units get
+    # covered, so a sentence at zero (boilerplate, small talk: most of a long chat) would
+    # only be popped and dropped, one ``log n`` step each.
+    # Keyed by list index, which follows ``order``: ties go to the earlier sentence.
+    heap = [(-d, i) for i, s in enumerate(sentences) if (d := density(s)) > 0.0]
     heapq.heapify(heap)
     chosen: list[_Sentence] = []
     left = budget
     while heap and left > 0:
-        stale, order = heapq.heappop(heap)
-        sentence = sentences[order]
+        stale, index = heapq.heappop(heap)
+        sentence = sentences[index]
         if sentence.cost > left:
             continue  # never fits again: the budget only shrinks
         current = density(sentence)
         if current <= 0.0:
             continue
         if heap and current < -heap[0][0] and current < -stale:
-            heapq.heappush(heap, (-current, order))  # worth less now: re-rank it
+            heapq.heappush(heap, (-current, index))  # worth less now: re-rank it
             continue
         chosen.append(sentence)
         covered.update(sentence.units)
@@ -518,10 +548,13 @@ def select(sentences: Sequence[_Sentence], budget: int) -> list[_Sentence]:
 
 def summarise(previous: str | None, items: Sequence[tuple[str, str]]) -> str:
     """An extractive summary of ``items`` (role, text) merged with ``previous``."""
-    sentences, budget = _sentences(previous, items)
-    if not sentences:
-        return ""
-    chosen = select(sentences, budget)
+    # A long span makes tens of thousands of sentence objects that live until the end:
+    # without the pause they trigger full collections of the whole process (aalis_core.gc_pause).
+    with gc_paused():
+        sentences, budget = _sentences(previous, items)
+        if not sentences:
+            return ""
+        chosen = select(sentences, budget)
     body = "\n".join(f"- {s.role}: {s.text}" for s in chosen)
     return f"{HEADER}\n{body}"
 
