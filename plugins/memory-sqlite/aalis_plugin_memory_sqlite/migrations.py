@@ -14,6 +14,7 @@ import sqlite3
 from aalis_schema_message import CONTROL_KINDS
 from sqlite_utils import Database, Migrations
 
+from aalis_plugin_memory_sqlite.transaction import transaction
 from aalis_plugin_memory_sqlite.versions import (
     MIGRATION_NAMES,
     MIGRATION_SET,
@@ -109,18 +110,12 @@ def migrate(conn: sqlite3.Connection, target: int = SCHEMA_VERSION) -> int:
     if user_version(conn) >= target:
         return user_version(conn)
     db = Database(conn, recursive_triggers=False, execute_plugins=False)
-    conn.execute("BEGIN IMMEDIATE")
-    try:
+    with transaction(conn):
         current = user_version(conn)
         if current < target:
             stop_before = MIGRATION_NAMES[target] if target < len(MIGRATION_NAMES) else None
             migrations.apply(db, stop_before=stop_before)
             conn.execute(f"PRAGMA user_version = {int(target)}")
-        conn.execute("COMMIT")
-    except BaseException:
-        if conn.in_transaction:
-            conn.execute("ROLLBACK")
-        raise
     return user_version(conn)
 
 
