@@ -79,8 +79,14 @@ def chat(n: int) -> list[Any]:
 
 
 def repeats(size: int, quick: bool = False) -> int:
-    """Runs per size: five, fewer for the largest sessions (each run compresses a new copy)."""
-    return 2 if quick else max(2, min(5, 100_000 // size))
+    """Runs per size: thirty, three for the largest sessions (each run compresses a new copy).
+
+    A 1k compression takes about 50 ms, so with five runs one preempted or cold run moved the
+    median by 20-40 % on this shared machine (1k alone ranged 47-68 µs/msg across runs of the
+    same code); thirty make the small sizes as steady as the large ones, whose single runs
+    last seconds. Every run does the same work; only the median's precision changes.
+    """
+    return 2 if quick else max(3, min(30, 300_000 // size))
 
 
 async def measure(size: int, workdir: Path, quick: bool) -> dict[str, Any]:
