@@ -42,7 +42,7 @@ from aalis_api_memory.prompt import (
     collect_prompt_blocks,
     insert_prompt_blocks,
 )
-from aalis_api_memory.provider import MemoryProviderPlugin
+from aalis_api_memory.provider import MemoryProviderPlugin, ServerMemoryProviderPlugin
 from aalis_api_memory.saving import SessionClock, announce_saved, save_conversation
 from aalis_api_memory.service import (
     OPTIONAL_GROUPS,
@@ -134,6 +134,7 @@ __all__ = [
     "RecentMessageRecord",
     "RecentMessagesQuery",
     "Rewrite",
+    "ServerMemoryProviderPlugin",
     "SessionClock",
     "SessionInfo",
     "StoredMessage",

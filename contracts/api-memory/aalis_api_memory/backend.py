@@ -61,8 +61,10 @@ from aalis_api_memory.types import (
     StoredMessage,
 )
 from aalis_api_memory.validation import (
+    DEFAULT_CROSS_SESSION_MAX_LIMIT,
     DEFAULT_FULL_HISTORY_LIMIT,
     DEFAULT_HISTORY_LIMIT,
+    DEFAULT_RANGE_QUERY_LIMIT,
     DEFAULT_RECENT_LIMIT,
     INT64_MAX,
     INT64_MIN,
@@ -319,13 +321,15 @@ class WithFullHistory(ABC):
 class WithCrossSession(ABC):
     """Optional group: ``get_messages_by_session_range`` and the cross-session query.
 
-    The two caps are attributes of the store (the conformance kit reads them).
+    The two caps are attributes of the store (the conformance kit reads them). They default
+    to the contract's defaults, so a backend that lists this mixin and sets neither still
+    works; the backends here set both from their config.
     """
 
     #: The cap of ``get_messages_by_session_range`` (the earliest N of the range).
-    range_query_limit: int
+    range_query_limit: int = DEFAULT_RANGE_QUERY_LIMIT
     #: The cap of ``get_recent_messages_across_sessions``.
-    cross_session_max_limit: int
+    cross_session_max_limit: int = DEFAULT_CROSS_SESSION_MAX_LIMIT
 
     async def get_messages_by_session_range(
         self,

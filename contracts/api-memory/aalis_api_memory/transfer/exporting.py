@@ -87,7 +87,8 @@ async def export_sessions(
         first = await store.export_session(session_id)
         if not first:
             raise TransferError(
-                f"session {session_id!r} has no messages in {provider!r} "
+                f"session {session_id!r} has no messages in "
+                f"{'the store' if provider is None else repr(provider)} "
                 "(`aalis sessions` lists them)"
             )
     _write(out, header(provider, "all" if session_id is None else "session"))
@@ -134,12 +135,13 @@ async def export_lines(
 
 
 @contextmanager
-def atomic_output(path: Path) -> Iterator[IO[str]]:
+def atomic_output(path: Path | str) -> Iterator[IO[str]]:
     """A text file that replaces ``path`` only when the ``with`` block completes.
 
     It is written as a temporary file next to ``path`` and renamed over it at the end, so a
     failure leaves the previous file (or none) and no half file.
     """
+    path = Path(path)
     directory = path.resolve().parent
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
     try:

@@ -35,7 +35,8 @@ def require(
     if missing:
         listed = ", ".join(f"{name}()" for name in missing)
         raise TransferError(
-            f"memory provider {provider or '?'!r} does not implement {listed}, which "
+            f"{'the store' if provider is None else f'memory provider {provider!r}'} does not "
+            f"implement {listed}, which "
             f"`aalis {command}` needs (optional extensions: see docs/reference/memory-contract.md)"
         )
     return cast(FullMemoryService, service)
