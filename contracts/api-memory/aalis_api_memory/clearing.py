@@ -252,7 +252,11 @@ async def run_clear(
 
     before: list[str] = []
     async with _hold(service, None if scope == "all" else [request.session_id or ""]):
-        if scope == "all" and request.wants(CONTEXT) and supports(service, Transfer):
+        if (
+            scope == "all"
+            and request.wants(CONTEXT)
+            and supports(service, Transfer, "list_sessions")
+        ):
             before = [info.session_id for info in await service.list_sessions()]
         await host.run_middleware("memory_clear", request, clear_history, failed)
 
@@ -317,7 +321,7 @@ async def _clear_history(service: MemoryService | None, request: ClearRequest) -
         elif supports(service, ClearAll):
             await service.clear_all()
             done = TextRef("memory.clear.all", "every conversation history cleared")
-        elif supports(service, Transfer):
+        elif supports(service, Transfer, "list_sessions"):
             for info in await service.list_sessions():
                 await service.clear_session(info.session_id)
             done = TextRef("memory.clear.all", "every conversation history cleared")
@@ -364,7 +368,7 @@ async def clear_metadata_namespaces(
     ops: list[Delete] = []
     for namespace in names:
         readable = [entry.key for entry in await memory.list_metadata(namespace)]
-        if supports(memory, MetadataKeys):
+        if supports(memory, MetadataKeys, "list_metadata_keys"):
             keys = list(await memory.list_metadata_keys(namespace))
             known = set(readable)
             unreadable += [f"{namespace}/{key}" for key in keys if key not in known]

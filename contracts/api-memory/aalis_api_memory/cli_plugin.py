@@ -39,7 +39,6 @@ from aalis_api_memory.service import (
     MemoryService,
     MetadataKeys,
     Transfer,
-    missing_methods,
     supports,
 )
 from aalis_api_memory.undo import UndoError, UndoOutcome, undo_last_turn
@@ -61,11 +60,12 @@ def _service(host: Host) -> MemoryService:
     return host.capability(memory).use
 
 
-def _require(service: MemoryService, group: Callable[..., G], command: str) -> G:
-    """``service`` as ``group``, or a ``CommandError`` naming what the backend lacks."""
-    if supports(service, group):
+def _require(service: MemoryService, group: Callable[..., G], method: str, command: str) -> G:
+    """``service`` as ``group`` (the command calls only ``method`` of it), or a
+    ``CommandError`` naming what the backend lacks."""
+    if supports(service, group, method):
         return service
-    needed = ", ".join(f"{name}()" for name in missing_methods(service, group))
+    needed = f"{method}()"
     raise CommandError(
         f"`aalis {command}` needs {needed}, which the active memory backend does not offer"
     )
@@ -130,7 +130,7 @@ async def _history(
     async with open_host() as host:
         service = _service(host)
         if full:
-            full_history = _require(service, FullHistory, "history --full")
+            full_history = _require(service, FullHistory, "get_full_history", "history --full")
             messages: list[Message] = await full_history.get_full_history(session_id, limit)
         else:
             messages = await service.get_history(session_id, limit)
@@ -198,7 +198,7 @@ async def _sessions() -> list[Any]:
 
     async with open_host() as host:
         service = _service(host)
-        return list(await _require(service, Transfer, "sessions").list_sessions())
+        return list(await _require(service, Transfer, "list_sessions", "sessions").list_sessions())
 
 
 @click.command("sessions")
@@ -363,11 +363,11 @@ async def _metadata_list(namespace: str | None) -> tuple[list[str], list[Any], l
     async with open_host() as host:
         service = _service(host)
         if namespace is None:
-            listing = _require(service, MetadataKeys, "metadata list")
+            listing = _require(service, MetadataKeys, "list_namespaces", "metadata list")
             return list(await listing.list_namespaces()), [], []
         entries = list(await service.list_metadata(namespace))
         unreadable: list[str] = []
-        if supports(service, MetadataKeys):
+        if supports(service, MetadataKeys, "list_metadata_keys"):
             readable = {entry.key for entry in entries}
             keys = await service.list_metadata_keys(namespace)
             unreadable = [key for key in keys if key not in readable]
@@ -431,7 +431,7 @@ async def _metadata_delete(namespace: str, key: str) -> bool | None:
     async with open_host() as host:
         service = _service(host)
         existed: bool | None = None
-        if supports(service, MetadataKeys):
+        if supports(service, MetadataKeys, "list_metadata_keys"):
             existed = key in await service.list_metadata_keys(namespace)
         await service.delete_metadata(namespace, key)
         return existed

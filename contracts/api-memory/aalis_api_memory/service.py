@@ -296,8 +296,16 @@ def missing_methods(service: object, group: object) -> tuple[str, ...]:
     )
 
 
-def supports(service: object, group: Callable[..., G]) -> TypeGuard[G]:
-    """True when ``service`` offers every method of ``group``; narrows its type to it.
+def supports(service: object, group: Callable[..., G], *methods: str) -> TypeGuard[G]:
+    """True when ``service`` offers the methods of ``group`` it is asked about; narrows its
+    type to the group.
+
+    With no ``methods``, every method of the group is checked (what the conformance kit
+    and a consumer of the whole group want). A consumer that calls one or two methods
+    names them, ``supports(memory, Rewrite, "delete_messages_by_timestamps")``, and then
+    calls only those: a backend that offers part of a group keeps working with every
+    consumer, as it did when each optional method was detected on its own. A name that is
+    not in the group raises ``TypeError`` (a typo would otherwise always answer False).
 
     Works on a bare store, on a handle's ``use`` and on ``HeldMemory``: it looks each
     method up with ``getattr``, which those proxies delegate, where ``isinstance`` on a
@@ -306,9 +314,21 @@ def supports(service: object, group: Callable[..., G]) -> TypeGuard[G]:
 
     ``group`` is typed ``Callable[..., G]`` rather than ``type[G]`` only because mypy
     refuses a Protocol class where ``type[G]`` is expected (its ``type-abstract`` check);
-    anything but a Protocol class raises ``TypeError``.
+    anything but a Protocol class with methods raises ``TypeError``.
     """
-    return service is not None and not missing_methods(service, group)
+    names = group_methods(group)
+    if not names:
+        raise TypeError(f"{getattr(group, '__name__', group)!r} has no method to check")
+    unknown = [name for name in methods if name not in names]
+    if unknown:
+        raise TypeError(
+            f"{getattr(group, '__name__', group)} has no method {', '.join(unknown)} "
+            f"(it has {', '.join(names)})"
+        )
+    if service is None:
+        return False
+    wanted = methods or names
+    return all(callable(getattr(service, name, None)) for name in wanted)
 
 
 __all__ = [

@@ -219,7 +219,7 @@ async def build_prompt(
     fetched = await memory.get_history(session_id, settings.history_fetch)
     conversation = [m for m in fetched if not m.is_control]
     total = len(conversation)
-    if total >= settings.history_fetch and supports(memory, FullHistory):
+    if total >= settings.history_fetch and supports(memory, FullHistory, "count_history"):
         total = int(await memory.count_history(session_id))
     chosen: list[Message] = []
     used = head_tokens

@@ -63,7 +63,7 @@ async def undo_last_turn(
     """
     if not isinstance(session_id, str):
         raise TypeError(f"session_id must be a str, got {type(session_id).__name__}")
-    if not supports(memory, Rewrite):
+    if not supports(memory, Rewrite, "delete_messages_by_timestamps"):
         raise UndoError("the memory backend offers no delete_messages_by_timestamps()")
     history: Sequence[Message] = await memory.get_history(session_id, _FIRST_WINDOW)
     before, turn = _last_turn(history)

@@ -129,7 +129,7 @@ class AalisChatStore(BaseChatStore):
             return None
         target = stored[idx]
         service: MemoryService = self._memory.use
-        if not supports(service, Rewrite):
+        if not supports(service, Rewrite, "delete_messages_by_timestamps"):
             raise NotImplementedError(
                 "this memory provider cannot delete single messages "
                 "(no delete_messages_by_timestamps)"
@@ -150,7 +150,7 @@ class AalisChatStore(BaseChatStore):
 
     async def _keys(self) -> list[str]:
         service: MemoryService = self._memory.use
-        if not supports(service, Transfer):
+        if not supports(service, Transfer, "list_sessions"):
             raise NotImplementedError("this memory provider cannot list sessions")
         return [info.session_id for info in await service.list_sessions()]
 

@@ -110,7 +110,7 @@ def build_server(
     async def list_sessions() -> dict[str, Any]:
         """Every session, newest first, with its active and archived message counts."""
         mem = service()
-        if not supports(mem, Transfer):
+        if not supports(mem, Transfer, "list_sessions"):
             raise ToolError("this memory provider cannot list sessions")
         return {"sessions": [_session(info) for info in await mem.list_sessions()]}
 
@@ -126,7 +126,7 @@ def build_server(
         wanted = min(wanted, config.max_history_limit)
         mem = service()
         if include_archived:
-            if not supports(mem, FullHistory):
+            if not supports(mem, FullHistory, "get_full_history"):
                 raise ToolError("this memory provider keeps no archived history")
             messages: list[Message] = await mem.get_full_history(sid, wanted)
         else:

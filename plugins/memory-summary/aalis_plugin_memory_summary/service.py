@@ -732,10 +732,13 @@ class SummaryCompression:
 
     async def _retract_divider(self, memory: MemoryService, sid: str, divider: Message) -> None:
         """Remove a divider that waited out a clear's hold and landed in the cleared session."""
-        if not supports(memory, Rewrite) or divider.timestamp is None:
+        if (
+            not supports(memory, Rewrite, "delete_messages_by_timestamps")
+            or divider.timestamp is None
+        ):
             return
         rewrite = memory
-        if not supports(memory, FullHistory):
+        if not supports(memory, FullHistory, "get_full_history"):
             return
         try:
             same_time = [

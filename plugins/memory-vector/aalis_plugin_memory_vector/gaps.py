@@ -139,7 +139,7 @@ class GapBook:
         if session_id is None:
             memory = self._memory.use
             keys: list[str] | None = None
-            if supports(memory, MetadataKeys):
+            if supports(memory, MetadataKeys, "list_metadata_keys"):
                 try:
                     keys = await memory.list_metadata_keys(GAPS_NAMESPACE)
                 except Exception:

@@ -282,7 +282,7 @@ class Indexer:
     async def read_span(self, session_id: str, low: int, high: int) -> list[Message]:
         """Every message of ``session_id`` from ``low`` to ``high`` (archived included)."""
         memory = self._memory.use
-        if not supports(memory, CrossSession):
+        if not supports(memory, CrossSession, "get_messages_by_session_range"):
             # Without range queries, the whole history (AttributeError if that is missing too).
             full = await cast(FullHistory, memory).get_full_history(session_id, float("inf"))
             return [m for m in full if m.timestamp is not None and low <= m.timestamp <= high]

@@ -141,7 +141,7 @@ def create_app(state: ServeState) -> Any:
 
     async def session_infos() -> list[SessionInfo]:
         service = memory()
-        if not supports(service, Transfer):
+        if not supports(service, Transfer, "list_sessions"):
             raise NotFound("the memory backend cannot list sessions")
         return list(await service.list_sessions())
 
@@ -189,7 +189,7 @@ def create_app(state: ServeState) -> Any:
         session_id = _session(request)
         limit = _int_param(request, "limit", state.config.timeline_limit, 10**6)
         service = memory()
-        if not supports(service, Transfer):
+        if not supports(service, Transfer, "export_session"):
             raise NotFound("the memory backend cannot show archived messages")
         stored = await service.export_session(session_id)
         record = await summary_of(session_id)
@@ -205,7 +205,7 @@ def create_app(state: ServeState) -> Any:
 
     async def namespaces(request: Request) -> Response:
         service = memory()
-        if not supports(service, MetadataKeys):
+        if not supports(service, MetadataKeys, "list_namespaces"):
             raise NotFound("the memory backend cannot list namespaces")
         return JSONResponse({"namespaces": list(await service.list_namespaces())})
 

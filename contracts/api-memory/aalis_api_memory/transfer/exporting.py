@@ -46,7 +46,7 @@ async def read_metadata(
         readable = await service.list_metadata(namespace)
         for entry in readable:
             entries[(namespace, entry.key)] = entry.data
-        if unreadable is not None and supports(service, MetadataKeys):
+        if unreadable is not None and supports(service, MetadataKeys, "list_metadata_keys"):
             seen = {entry.key for entry in readable}
             keys = await service.list_metadata_keys(namespace)
             unreadable.extend(f"{namespace}/{key}" for key in keys if key not in seen)

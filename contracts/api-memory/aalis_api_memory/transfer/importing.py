@@ -84,7 +84,7 @@ async def import_into(
     # Only sessions the target already holds need comparing; with ``list_sessions`` the
     # others are known to be plain copies, and a fresh import skips this pass entirely.
     held: set[str] | None = None
-    if supports(target, Transfer):
+    if supports(target, Transfer, "list_sessions"):
         infos = await target.list_sessions()
         held = {i.session_id for i in infos if i.active + i.archived > 0}
         for sid in counts:
