@@ -28,6 +28,7 @@ from aalis_api_memory.saving import SESSION_CLOCK, SessionClock, announce_saved,
 from aalis_api_memory.service import FullHistory, MemoryService, supports
 from aalis_api_memory.tokens import estimate_message_tokens, estimate_text_tokens
 from aalis_core.capability import CapabilityAbsent
+from aalis_core.config.validators import positive_int, positive_seconds
 from aalis_core.host_services import HostServices
 
 if TYPE_CHECKING:
@@ -81,16 +82,6 @@ class TurnModel(Protocol):
 # -- settings, results, errors -----------------------------------------------------------
 
 
-def _positive_int(inst: object, attribute: attrs.Attribute[Any], value: int) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-        raise ValueError(f"{attribute.name} must be a positive int, got {value!r}")
-
-
-def _positive_seconds(inst: object, attribute: attrs.Attribute[Any], value: float) -> None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
-        raise ValueError(f"{attribute.name} must be a positive number of seconds, got {value!r}")
-
-
 @attrs.frozen(kw_only=True)
 class TurnSettings:
     """How a turn is run; the chat's ``[plugins.chat]`` table maps onto it one to one."""
@@ -98,13 +89,13 @@ class TurnSettings:
     #: The first message of every prompt (None: no system prompt).
     system_prompt: str | None = None
     #: Tokens reserved for the reply (sent as ``max_tokens``).
-    max_reply_tokens: int = attrs.field(default=1024, validator=_positive_int)
+    max_reply_tokens: int = attrs.field(default=1024, validator=positive_int)
     #: Conversation messages read from memory for one prompt, at most (the newest ones).
-    history_fetch: int = attrs.field(default=200, validator=_positive_int)
+    history_fetch: int = attrs.field(default=200, validator=positive_int)
     #: ``metadata["platform"]`` of the saved messages and of the ``token_usage`` event.
     platform: str | None = None
     #: Seconds one prompt contributor may take before its block is dropped for the turn.
-    contribution_timeout: float = attrs.field(default=5.0, validator=_positive_seconds)
+    contribution_timeout: float = attrs.field(default=5.0, validator=positive_seconds)
     temperature: float | None = None
 
 

@@ -10,10 +10,7 @@ from typing import Any
 
 import attrs
 
-
-def _positive(inst: object, attribute: attrs.Attribute[Any], value: int) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-        raise ValueError(f"{attribute.name} must be a positive int, got {value!r}")
+from aalis_core.config.validators import positive_int
 
 
 def _flag(inst: object, attribute: attrs.Attribute[Any], value: object) -> None:
@@ -28,9 +25,9 @@ class McpConfig:
     #: Offer ``clear_session`` (through ``run_clear``: every plugin's data for the session).
     allow_clear: bool = attrs.field(default=False, validator=_flag)
     #: Messages ``get_history`` returns when the client asks for none in particular.
-    default_history_limit: int = attrs.field(default=50, validator=_positive)
+    default_history_limit: int = attrs.field(default=50, validator=positive_int)
     #: The most messages one ``get_history`` call returns, whatever the client asks.
-    max_history_limit: int = attrs.field(default=1000, validator=_positive)
+    max_history_limit: int = attrs.field(default=1000, validator=positive_int)
     #: ``metadata["platform"]`` of messages saved through ``save_message``.
     platform: str = "mcp"
 

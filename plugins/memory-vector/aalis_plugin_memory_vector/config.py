@@ -7,10 +7,7 @@ from typing import Any
 
 import attrs
 
-
-def _positive_int(inst: object, attribute: attrs.Attribute[Any], value: object) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-        raise ValueError(f"{attribute.name} must be a positive int, got {value!r}")
+from aalis_core.config.validators import positive_int
 
 
 def _count(inst: object, attribute: attrs.Attribute[Any], value: object) -> None:
@@ -53,7 +50,7 @@ class MemoryVectorConfig:
     cross_session_mode: Any = "all"
     platforms: dict[str, PlatformProfile] = attrs.field(factory=dict)
     #: Hits ``recall`` returns when the caller does not say.
-    k: int = attrs.field(default=5, validator=_positive_int)
+    k: int = attrs.field(default=5, validator=positive_int)
     #: Hits placed in the prompt each turn (0 turns the prompt block off).
     prompt_k: int = attrs.field(default=3, validator=_count)
     #: Hits below this cosine are not placed in the prompt (``recall`` returns them anyway).
@@ -62,14 +59,14 @@ class MemoryVectorConfig:
     #: Conversation messages shown before and after each hit, from the message store.
     neighbours: int = attrs.field(default=1, validator=_count)
     #: How far (ms) around a hit neighbours are looked for.
-    neighbour_window_ms: int = attrs.field(default=30 * 60 * 1000, validator=_positive_int)
+    neighbour_window_ms: int = attrs.field(default=30 * 60 * 1000, validator=positive_int)
     #: Characters of a message that are embedded and stored; longer texts are clipped.
-    max_text_chars: int = attrs.field(default=2000, validator=_positive_int)
+    max_text_chars: int = attrs.field(default=2000, validator=positive_int)
     #: Messages waiting to be embedded, at most; beyond that a gap is recorded and
     #: backfilled from the message store.
-    queue_size: int = attrs.field(default=1024, validator=_positive_int)
+    queue_size: int = attrs.field(default=1024, validator=positive_int)
     #: Messages embedded in one call.
-    batch_size: int = attrs.field(default=32, validator=_positive_int)
+    batch_size: int = attrs.field(default=32, validator=positive_int)
     #: Seconds a turn waits for its own messages to be indexed before recalling.
     settle_s: float = attrs.field(default=2.0, validator=_seconds)
     #: Seconds one embedding call may take; a slower batch fails and becomes a gap.
