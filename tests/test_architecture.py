@@ -236,3 +236,25 @@ def test_the_cycle_check_sees_type_only_relative_and_package_imports(tmp_path: P
     assert _find_cycle(_import_graph(pkg)) == ["aalis_probe.a", "aalis_probe.b", "aalis_probe.a"]
     (pkg / "a.py").write_text("A = 1\n", encoding="utf-8")
     assert _find_cycle(_import_graph(pkg)) is None
+
+
+def test_code_and_docs_point_at_docs_pages_not_at_the_spec() -> None:
+    """Users never see the spec: a "SPEC §4" in a docstring or a page sends them nowhere.
+
+    Shipped code and the docs cite docs/ pages instead (tests may still name the section
+    of the spec they check).
+    """
+    places = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+    for group in ("aalis_core", "contracts", "plugins", "integrations", "examples"):
+        places += [
+            path
+            for path in sorted((ROOT / group).rglob("*.py"))
+            if "tests" not in path.relative_to(ROOT).parts
+        ]
+    citing = [
+        f"{path.relative_to(ROOT)}:{number}"
+        for path in places
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if "SPEC §" in line
+    ]
+    assert not citing, f"cite a docs/ page instead of the spec: {citing}"
