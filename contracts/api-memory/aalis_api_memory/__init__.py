@@ -28,6 +28,7 @@ from aalis_api_memory.compression import (
     compression_due,
     compression_line,
 )
+from aalis_api_memory.errors import MessageIdConflict
 from aalis_api_memory.exact import (
     ArchiveConflict,
     ExactArchiving,
@@ -52,6 +53,7 @@ from aalis_api_memory.service import (
     FullHistory,
     FullMemoryService,
     MemoryService,
+    MessagesById,
     MetadataKeys,
     Rewrite,
     Transfer,
@@ -77,6 +79,7 @@ from aalis_api_memory.types import (
     RecentMessagesQuery,
     SessionInfo,
     StoredMessage,
+    StoredRecord,
 )
 from aalis_api_memory.undo import UndoError, UndoOutcome, undo_last_turn
 
@@ -123,6 +126,8 @@ __all__ = [
     "MemoryBackend",
     "MemoryProviderPlugin",
     "MemoryService",
+    "MessageIdConflict",
+    "MessagesById",
     "MetadataEntry",
     "MetadataGuard",
     "MetadataKeys",
@@ -138,6 +143,7 @@ __all__ = [
     "SessionClock",
     "SessionInfo",
     "StoredMessage",
+    "StoredRecord",
     "SummaryRecord",
     "SyncHost",
     "SyncMemory",

@@ -12,7 +12,7 @@ walk-through is docs/backends/implementing.md.
 
 **Optional methods** come in groups, one mixin per group of the contract (``WithFullHistory``,
 ``WithClearAll``, ``WithCrossSession``, ``WithRewrite``, ``WithMetadataKeys``, ``WithTransfer``,
-``WithExactArchiving``: the group's name after ``With``, with the same methods). A backend
+``WithExactArchiving``, ``WithMessagesById``: the group's name after ``With``, with the same methods). A backend
 lists the mixins of the groups it implements, and each mixin's protected methods are
 abstract, so a backend that names a group but misses one of its methods cannot be
 instantiated. A group a backend does not list is simply absent:
@@ -28,7 +28,10 @@ What the protected methods may rely on (beyond the types):
 * limits are a positive ``int`` below ``UNBOUNDED`` or ``math.inf`` (a limit of 0 never
   reaches them, and absurdly large ones arrive as ``math.inf``);
 * a message to store comes with the timestamp to store it under: its own, or ``now_ms()``
-  when it had none;
+  when it had none; and it always carries an id (its own, or a new one from
+  ``new_message_id()``), which the backend stores so that every read returns it and
+  ``get_messages_by_ids`` finds it; an id the store already holds must raise
+  ``MessageIdConflict`` and write nothing (a unique index does it);
 * metadata arrives encoded as JSON text (``encode_metadata``), with the write time;
 * timestamps, roles and kinds arrive distinct, within 64 bits, and never empty (an empty
   filter arrives as None; a call that cannot match anything is answered before).
@@ -42,7 +45,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import attrs
-from aalis_schema_message import Message, now_ms
+from aalis_schema_message import Message, new_message_id, now_ms
 
 from aalis_api_memory.exact import (
     CheckedGuard,
@@ -59,6 +62,7 @@ from aalis_api_memory.types import (
     RecentMessagesQuery,
     SessionInfo,
     StoredMessage,
+    StoredRecord,
 )
 from aalis_api_memory.validation import (
     DEFAULT_CROSS_SESSION_MAX_LIMIT,
@@ -74,6 +78,7 @@ from aalis_api_memory.validation import (
     check_key,
     check_limit,
     check_message,
+    check_message_ids,
     check_namespace,
     check_recent_query,
     check_replacement,
@@ -173,8 +178,13 @@ def _clamp(timestamp: int) -> int:
     return max(INT64_MIN, min(INT64_MAX, timestamp))
 
 
+def identified(message: Message) -> Message:
+    """``message`` with an id: its own, or a new one (what every store keeps)."""
+    return message if message.id is not None else message.with_id(new_message_id())
+
+
 def _stamp(message: Message, now: int) -> Stamped:
-    return Stamped(message, now if message.timestamp is None else message.timestamp)
+    return Stamped(identified(message), now if message.timestamp is None else message.timestamp)
 
 
 def check_records(records: object) -> list[ImportRecord]:
@@ -188,7 +198,7 @@ def check_records(records: object) -> list[ImportRecord]:
     for record in list(records):
         if not isinstance(record, StoredMessage):
             raise TypeError(f"records must hold StoredMessage items, got {type(record).__name__}")
-        message = check_message(record.message)
+        message = identified(check_message(record.message))
         if not isinstance(record.archived, bool):
             raise TypeError(
                 f"StoredMessage.archived must be a bool, got {type(record.archived).__name__}"
@@ -211,7 +221,7 @@ class MemoryBackend(ABC):
         check_session_id(session_id)
         check_message(message)
         timestamp = message.timestamp if message.timestamp is not None else now_ms()
-        await self._save_message(session_id, message, timestamp)
+        await self._save_message(session_id, identified(message), timestamp)
 
     async def get_history(self, session_id: str, limit: Limit | None = None) -> list[Message]:
         check_session_id(session_id)
@@ -234,7 +244,8 @@ class MemoryBackend(ABC):
 
     @abstractmethod
     async def _save_message(self, session_id: str, message: Message, timestamp: int) -> None:
-        """Store ``message`` under ``timestamp`` (``message.timestamp`` may be None)."""
+        """Store ``message`` under ``timestamp`` (``message.timestamp`` may be None; its id is
+        set). An id already stored raises ``MessageIdConflict``."""
 
     @abstractmethod
     async def _get_history(self, session_id: str, limit: Limit) -> list[Message]:
@@ -527,6 +538,32 @@ class WithExactArchiving(ABC):
         """
 
 
+class WithMessagesById(ABC):
+    """Optional group: ``get_messages_by_ids`` and ``delete_messages_by_ids``."""
+
+    async def get_messages_by_ids(self, ids: Sequence[str]) -> list[StoredRecord]:
+        wanted = check_message_ids(ids)
+        if not wanted:
+            return []
+        found = {record.message.id: record for record in await self._get_messages_by_ids(wanted)}
+        return [found[i] for i in wanted if i in found]
+
+    async def delete_messages_by_ids(self, session_id: str, ids: Sequence[str]) -> int:
+        check_session_id(session_id)
+        wanted = check_message_ids(ids)
+        if not wanted:
+            return 0
+        return await self._delete_messages_by_ids(session_id, wanted)
+
+    @abstractmethod
+    async def _get_messages_by_ids(self, ids: Sequence[str]) -> list[StoredRecord]:
+        """The records of the stored messages among ``ids`` (distinct), in any order."""
+
+    @abstractmethod
+    async def _delete_messages_by_ids(self, session_id: str, ids: Sequence[str]) -> int:
+        """Delete the session's messages (archived too) among ``ids`` (distinct); how many."""
+
+
 class CompleteMemoryBackend(
     MemoryBackend,
     WithFullHistory,
@@ -536,6 +573,7 @@ class CompleteMemoryBackend(
     WithMetadataKeys,
     WithTransfer,
     WithExactArchiving,
+    WithMessagesById,
 ):
     """A backend with every optional group: implement every protected method."""
 
@@ -558,6 +596,7 @@ OPTIONAL_MIXINS: tuple[type[ABC], ...] = (
     WithMetadataKeys,
     WithTransfer,
     WithExactArchiving,
+    WithMessagesById,
 )
 
 __all__ = [
@@ -575,8 +614,10 @@ __all__ = [
     "WithCrossSession",
     "WithExactArchiving",
     "WithFullHistory",
+    "WithMessagesById",
     "WithMetadataKeys",
     "WithRewrite",
     "WithTransfer",
     "check_records",
+    "identified",
 ]

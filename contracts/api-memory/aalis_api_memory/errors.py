@@ -21,6 +21,7 @@ memory contract and its plugins derives from this base and is named here)::
     │   │   └── ServerUnavailable           the test servers of memory-mongodb and memory-postgres
     │   ├── SchemaTooNew (RuntimeError)     written by a newer version; using it could damage it
     │   └── StoredDataError (ValueError)    a stored value this backend did not write
+    ├── MessageIdConflict (ValueError)      a message id the store already holds
     ├── ArchiveConflict                     aalis_api_memory.exact: the snapshot is stale
     ├── CompressionError                    aalis_api_memory.compression: did not commit
     ├── SummaryFailed                       memory-summary: the summariser gave no summary
@@ -64,10 +65,20 @@ class StoredDataError(BackendError, ValueError):
     """A stored value the backend did not write (hand-edited, or another tool's)."""
 
 
+class MessageIdConflict(AalisMemoryError, ValueError):
+    """A save or import named a message id the store already holds; nothing was written.
+
+    Ids are unique in the whole store (docs/reference/memory-contract.md, "Message
+    identity"); re-importing a file is idempotent because the transfer engine compares
+    before it writes, not because the store ignores a second write of an id.
+    """
+
+
 __all__ = [
     "AalisMemoryError",
     "BackendError",
     "BackendUnavailable",
+    "MessageIdConflict",
     "SchemaTooNew",
     "StoreClosed",
     "StoredDataError",

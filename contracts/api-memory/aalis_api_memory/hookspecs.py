@@ -64,20 +64,29 @@ async def prompt_contributions(request: PromptRequest) -> list[PromptBlock]:
 
 
 @hookspec
-def memory_messages_deleted(session_id: str, timestamps: Sequence[int]) -> Awaitable[None] | None:
-    """Messages of ``session_id`` with these timestamps were deleted (archived ones too)."""
+def memory_messages_deleted(
+    session_id: str, timestamps: Sequence[int], ids: Sequence[str]
+) -> Awaitable[None] | None:
+    """These messages of ``session_id`` were deleted (archived ones too).
+
+    ``ids`` names them (``Message.id``); a listener keys on ids, since two messages may
+    share a millisecond. ``timestamps`` are theirs too, for listeners of stores without
+    identity (``ids`` is then empty and the timestamps are all there is).
+    """
 
 
 @hookspec
 def memory_messages_rewritten(
     session_id: str, messages: Sequence[Message]
 ) -> Awaitable[None] | None:
-    """These messages of ``session_id`` were rewritten in place; timestamps are unchanged."""
+    """These messages of ``session_id`` were rewritten in place; ids and timestamps are
+    unchanged."""
 
 
 @hookspec
 def memory_messages_saved(session_id: str, messages: Sequence[Message]) -> Awaitable[None] | None:
-    """These conversation messages of ``session_id`` were saved, as stored (timestamps filled).
+    """These conversation messages of ``session_id`` were saved, as stored (timestamps and
+    ids filled).
 
     Emitted by whoever saved them: the chat after each save, ``aalis import`` once per
     session it wrote. Derived indexes (a vector store) follow it.

@@ -1,9 +1,11 @@
 """Saving conversation messages the way every agent and adapter must: stamped, then announced.
 
-Two rules make a saved message usable by the rest of the system. Its timestamp must be its
-own within the session (``delete_messages_by_timestamps`` and the vector index address
-messages by it, so two messages must never share one); and ``memory_messages_saved`` must
-follow the save, or derived indexes (semantic recall) never learn about the message.
+Two rules make a saved message usable by the rest of the system. It carries its identity
+before it is saved: an id (``Message.id``, what every derived layer keys on) and a
+timestamp that orders it after what this process said before in the session (two processes
+may still share a millisecond, which is why nothing keys on timestamps). And
+``memory_messages_saved`` must follow the save, with the messages as stored, ids included,
+or derived indexes (semantic recall) never learn about the message.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import threading
 from collections.abc import Sequence
 
 import attrs
-from aalis_schema_message import Message, now_ms
+from aalis_schema_message import Message, new_message_id, now_ms
 
 from aalis_api_memory.service import MemoryService
 from aalis_core.host_services import HostServices
@@ -46,10 +48,12 @@ SESSION_CLOCK = SessionClock()
 
 
 def stamped(message: Message, session_id: str, clock: SessionClock = SESSION_CLOCK) -> Message:
-    """``message`` with a timestamp of its own (a timestamp it already has is kept)."""
-    if message.timestamp is not None:
-        return message
-    return attrs.evolve(message, timestamp=clock.next(session_id))
+    """``message`` with an id and a timestamp of its own (ones it already has are kept)."""
+    if message.timestamp is None:
+        message = attrs.evolve(message, timestamp=clock.next(session_id))
+    if message.id is None:
+        message = message.with_id(new_message_id())
+    return message
 
 
 async def announce_saved(

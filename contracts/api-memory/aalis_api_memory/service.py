@@ -2,7 +2,7 @@
 
 ``MemoryService`` lists the required methods. The optional ones come in groups, one
 ``Protocol`` each (``FullHistory``, ``ClearAll``, ``CrossSession``, ``Rewrite``,
-``MetadataKeys``, ``Transfer``, ``ExactArchiving``); a backend offers a group whole or
+``MetadataKeys``, ``Transfer``, ``ExactArchiving``, ``MessagesById``); a backend offers a group whole or
 leaves it out. Every group extends ``MemoryService``, so a consumer writes::
 
     if supports(memory, FullHistory):
@@ -35,6 +35,7 @@ from aalis_api_memory.types import (
     RecentMessagesQuery,
     SessionInfo,
     StoredMessage,
+    StoredRecord,
 )
 
 Limit = int | float
@@ -232,8 +233,42 @@ class ExactArchiving(MemoryService, Protocol):
 
 
 @runtime_checkable
+class MessagesById(MemoryService, Protocol):
+    """Messages by their id (``Message.id``): what every derived layer keys on.
+
+    Two messages of one session may share a millisecond, so a vector, an undo or a fact
+    names its message by id, and checks it against the store by id (docs/reference/
+    memory-contract.md, "Message identity").
+    """
+
+    async def get_messages_by_ids(self, ids: Sequence[str]) -> list[StoredRecord]:
+        """The stored messages with these ids, in any session, archived ones included.
+
+        In the order of ``ids`` (a repeated id once); an id the store does not hold is left
+        out, so a caller tells "deleted" by its absence.
+        """
+        ...
+
+    async def delete_messages_by_ids(self, session_id: str, ids: Sequence[str]) -> int:
+        """Delete the messages of ``session_id`` (archived too) whose id is listed.
+
+        Ids of other sessions are left alone. Returns the number deleted. The caller emits
+        ``memory_messages_deleted``.
+        """
+        ...
+
+
+@runtime_checkable
 class FullMemoryService(
-    FullHistory, ClearAll, CrossSession, Rewrite, MetadataKeys, Transfer, ExactArchiving, Protocol
+    FullHistory,
+    ClearAll,
+    CrossSession,
+    Rewrite,
+    MetadataKeys,
+    Transfer,
+    ExactArchiving,
+    MessagesById,
+    Protocol,
 ):
     """Every required and optional method: each backend of this repository implements it."""
 
@@ -247,6 +282,7 @@ OPTIONAL_GROUPS: tuple[type[MemoryService], ...] = (
     MetadataKeys,
     Transfer,
     ExactArchiving,
+    MessagesById,
 )
 
 
@@ -341,6 +377,7 @@ __all__ = [
     "FullMemoryService",
     "Limit",
     "MemoryService",
+    "MessagesById",
     "MetadataKeys",
     "Rewrite",
     "Transfer",

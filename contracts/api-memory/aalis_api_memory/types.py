@@ -94,6 +94,16 @@ class StoredMessage:
     archived: bool = False
 
 
+@attrs.frozen(kw_only=True)
+class StoredRecord:
+    """A message found by its id (``get_messages_by_ids``): where it lives, and whether it
+    is archived."""
+
+    session_id: str
+    message: Message
+    archived: bool = False
+
+
 @attrs.frozen
 class HistorySnapshot:
     """The active history of a session and the identity of each message, read together.
@@ -137,4 +147,5 @@ __all__ = [
     "RecentMessagesQuery",
     "SessionInfo",
     "StoredMessage",
+    "StoredRecord",
 ]

@@ -1,7 +1,9 @@
 """Undo the last turn of a session: the newest user message and everything after it.
 
-Deleting goes through ``delete_messages_by_timestamps`` (so archived copies go too) and is
-announced with ``memory_messages_deleted`` and ``history_changed``, so every derived index
+Deleting goes by id (``delete_messages_by_ids``) where the store offers it, so a turn is
+removed exactly even when another message shares its millisecond; a store without identity
+falls back to ``delete_messages_by_timestamps``, refusing when a timestamp is shared. Either
+way archived copies go too, and the delete is announced with ``memory_messages_deleted`` and ``history_changed``, so every derived index
 (semantic recall, a compression snapshot) forgets the turn as well. ``/undo`` in the chat
 and ``aalis undo SESSION`` share this one function.
 """
@@ -15,7 +17,7 @@ import attrs
 from aalis_schema_message import Message
 
 from aalis_api_memory.errors import AalisMemoryError
-from aalis_api_memory.service import MemoryService, Rewrite, supports
+from aalis_api_memory.service import MemoryService, MessagesById, Rewrite, supports
 
 #: Conversation messages read first when looking for the last turn; the whole active
 #: history is read only when the newest user message is further back than this.
@@ -57,14 +59,19 @@ async def undo_last_turn(
 
     ``memory`` is a ``MemoryService`` (a handle's ``use``), ``emit`` the host's or a plugin
     context's ``emit``. Raises ``UndoError`` when the session has no user message in its
-    active history, when the backend offers no ``delete_messages_by_timestamps``, or when an
-    earlier message shares a timestamp with the turn (deleting by timestamp would take it
-    too); nothing is deleted then.
+    active history, or when the backend can delete neither by id nor by timestamp; on a
+    backend without ``delete_messages_by_ids``, also when an earlier message shares a
+    timestamp with the turn (deleting by timestamp would take it too). Nothing is deleted
+    then.
     """
     if not isinstance(session_id, str):
         raise TypeError(f"session_id must be a str, got {type(session_id).__name__}")
-    if not supports(memory, Rewrite, "delete_messages_by_timestamps"):
-        raise UndoError("the memory backend offers no delete_messages_by_timestamps()")
+    by_id = supports(memory, MessagesById, "delete_messages_by_ids")
+    if not by_id and not supports(memory, Rewrite, "delete_messages_by_timestamps"):
+        raise UndoError(
+            "the memory backend offers neither delete_messages_by_ids() nor "
+            "delete_messages_by_timestamps()"
+        )
     history: Sequence[Message] = await memory.get_history(session_id, _FIRST_WINDOW)
     before, turn = _last_turn(history)
     if not turn:
@@ -74,14 +81,23 @@ async def undo_last_turn(
         raise UndoError(f"nothing to undo in session {session_id!r}")
     turn = [m for m in turn if not m.is_control]
     timestamps = sorted({m.timestamp for m in turn if m.timestamp is not None})
-    shared = {m.timestamp for m in before if m.timestamp is not None} & set(timestamps)
-    if shared:
-        raise UndoError(
-            "cannot undo: an earlier message shares a timestamp with the last turn, and "
-            "deleting by timestamp would remove it too"
-        )
-    deleted = int(await memory.delete_messages_by_timestamps(session_id, timestamps))
-    await emit("memory_messages_deleted", session_id=session_id, timestamps=timestamps)
+    ids = [m.id for m in turn if m.id is not None]
+    if by_id and len(ids) == len(turn):
+        assert supports(memory, MessagesById, "delete_messages_by_ids")
+        deleted = int(await memory.delete_messages_by_ids(session_id, ids))
+    else:
+        shared = {m.timestamp for m in before if m.timestamp is not None} & set(timestamps)
+        if shared or not supports(memory, Rewrite, "delete_messages_by_timestamps"):
+            raise UndoError(
+                "cannot undo: an earlier message shares a timestamp with the last turn, and "
+                "this store can delete only by timestamp, which would remove it too"
+                if shared
+                else "the memory backend returned messages without ids and offers no "
+                "delete_messages_by_timestamps()"
+            )
+        deleted = int(await memory.delete_messages_by_timestamps(session_id, timestamps))
+        ids = []
+    await emit("memory_messages_deleted", session_id=session_id, timestamps=timestamps, ids=ids)
     await emit("history_changed", session_id=session_id)
     return UndoOutcome(messages=tuple(turn), deleted=deleted)
 

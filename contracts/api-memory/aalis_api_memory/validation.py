@@ -145,6 +145,28 @@ def check_timestamps(values: object) -> list[int]:
     return [check_timestamp(value) for value in values]
 
 
+#: Ids one ``get_messages_by_ids`` / ``delete_messages_by_ids`` call may name: a recall
+#: checks a page of hits, an undo a turn; more is a batch the caller splits.
+MAX_IDS_PER_CALL = 10_000
+
+
+def check_message_ids(values: object) -> tuple[str, ...]:
+    """A sequence of message ids (non-empty str), duplicates once, in first-seen order."""
+    if isinstance(values, (str, bytes, Mapping)) or not isinstance(values, Iterable):
+        raise TypeError(f"ids must be a sequence of str, got {type(values).__name__}")
+    out: dict[str, None] = {}
+    for value in values:
+        if not isinstance(value, str):
+            raise TypeError(f"message ids are str, got {type(value).__name__}")
+        if not value:
+            raise ValueError("a message id is never empty")
+        check_text(value, "a message id")
+        out[value] = None
+    if len(out) > MAX_IDS_PER_CALL:
+        raise ValueError(f"at most {MAX_IDS_PER_CALL} ids per call, got {len(out)}")
+    return tuple(out)
+
+
 def check_str_filter(values: object, what: str) -> tuple[str, ...] | None:
     """A whitelist/blacklist of strings; None passes through."""
     if values is None:
@@ -288,6 +310,7 @@ __all__ = [
     "DEFAULT_RECENT_LIMIT",
     "INT64_MAX",
     "INT64_MIN",
+    "MAX_IDS_PER_CALL",
     "Limit",
     "MetadataOp",
     "check_count",
@@ -295,6 +318,7 @@ __all__ = [
     "check_key",
     "check_limit",
     "check_message",
+    "check_message_ids",
     "check_namespace",
     "check_recent_query",
     "check_replacement",

@@ -74,7 +74,7 @@ def test_hookspecs_declare_the_contract_hooks() -> None:
     expected = {
         "memory_clear": ["request", "call_next"],
         "memory_clear_types": [],
-        "memory_messages_deleted": ["session_id", "timestamps"],
+        "memory_messages_deleted": ["session_id", "timestamps", "ids"],
         "memory_messages_rewritten": ["session_id", "messages"],
         "memory_messages_saved": ["session_id", "messages"],
         "prompt_contributions": ["request"],

@@ -6,7 +6,16 @@ from aalis_schema_message.message import (
     WELL_KNOWN_ROLES,
     Message,
     ToolCall,
+    new_message_id,
     now_ms,
 )
 
-__all__ = ["CONTROL_KINDS", "JSON", "WELL_KNOWN_ROLES", "Message", "ToolCall", "now_ms"]
+__all__ = [
+    "CONTROL_KINDS",
+    "JSON",
+    "WELL_KNOWN_ROLES",
+    "Message",
+    "ToolCall",
+    "new_message_id",
+    "now_ms",
+]

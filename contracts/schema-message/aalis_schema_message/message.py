@@ -9,6 +9,8 @@ never changes a message that was already built (and, through it, what a backend 
 from __future__ import annotations
 
 import copy
+import os
+import threading
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -29,6 +31,62 @@ JSON = Any
 def now_ms() -> int:
     """Current wall-clock time in epoch milliseconds, the unit of every Aalis timestamp."""
     return time.time_ns() // 1_000_000
+
+
+#: Crockford's base 32 (no I, L, O, U): the alphabet of ULIDs, so ids sort as they were made.
+_CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+_ID_LOCK = threading.Lock()
+_last_id: list[int] = [0, 0]  # [milliseconds, random part] of the newest id of this process
+
+
+def _pairs() -> tuple[str, ...]:
+    return tuple(a + b for a in _CROCKFORD for b in _CROCKFORD)
+
+
+#: Every two-character run of the alphabet, indexed by 10 bits: half the lookups of one
+#: character at a time, on a path every save takes.
+_PAIRS = _pairs()
+
+
+def new_message_id() -> str:
+    """A new message id: a ULID, 26 characters, time-ordered and collision-free.
+
+    48 bits of epoch milliseconds then 80 random bits, in Crockford base 32, so ids sort in
+    the order they were made and two processes (or machines) never draw the same one. Within
+    one millisecond of one process the random part is incremented rather than drawn again,
+    so ids made in a row still sort in order (the ULID "monotonic" rule), and a burst of
+    saves reads the system's randomness once per millisecond. Ids are opaque to every
+    reader: nothing may parse a time out of them (docs/reference/memory-contract.md,
+    "Message identity").
+    """
+    ms = time.time_ns() // 1_000_000
+    with _ID_LOCK:
+        if ms <= _last_id[0]:
+            ms = _last_id[0]
+            rand = (_last_id[1] + 1) & _RANDOM_MASK
+        else:
+            rand = int.from_bytes(os.urandom(10), "big")
+        _last_id[0], _last_id[1] = ms, rand
+    value = (ms << 80) | rand
+    pairs = _PAIRS
+    # 128 bits in 26 characters: the first pair holds the top 8 bits, twelve more the rest.
+    return "".join([pairs[value >> 120]] + [pairs[(value >> s) & 1023] for s in _SHIFTS])
+
+
+_RANDOM_MASK = (1 << 80) - 1
+_SHIFTS = tuple(range(110, -1, -10))
+
+
+def _message_id(inst: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    if value is None:
+        return
+    if not isinstance(value, str):
+        raise TypeError(f"Message.id must be a str or None, got {type(value).__name__}")
+    if not value or len(value) > 128 or not value.isprintable() or value != value.strip():
+        raise ValueError(
+            f"Message.id must be 1-128 printable characters without surrounding blanks, "
+            f"got {value!r}"
+        )
 
 
 def _optional_str(inst: object, attribute: attrs.Attribute[Any], value: object) -> None:
@@ -146,6 +204,7 @@ _FIELDS_IN_ORDER = (
     "images",
     "audios",
     "metadata",
+    "id",
 )
 
 
@@ -154,7 +213,7 @@ class Message:
     """One turn (or event marker) of a conversation. No backend drops any field.
 
     Deliberately not slotted: backends rebuild every message of every read, and with an
-    instance ``__dict__`` ``from_stored`` fills all twelve fields with one dict merge instead
+    instance ``__dict__`` ``from_stored`` fills all thirteen fields with one dict merge instead
     of twelve slot stores (about 2.5x faster per message; figures in docs/backends/sqlite.md).
     """
 
@@ -170,6 +229,9 @@ class Message:
     images: tuple[JSON, ...] | None = attrs.field(default=None, converter=_json_tuple)
     audios: tuple[JSON, ...] | None = attrs.field(default=None, converter=_json_tuple)
     metadata: dict[str, JSON] | None = attrs.field(default=None, converter=_json_object)
+    #: The message's identity in the store: assigned at save when None, kept when set, unique
+    #: in the store, unchanged by archiving, rewriting and compression (docs/reference/memory-contract.md, "Message identity").
+    id: str | None = attrs.field(default=None, validator=_message_id)
 
     @property
     def is_control(self) -> bool:
@@ -178,6 +240,19 @@ class Message:
 
     def with_timestamp(self, timestamp: int) -> Message:
         return attrs.evolve(self, timestamp=timestamp)
+
+    def with_id(self, message_id: str) -> Message:
+        """This message under ``message_id``: what a store does to a message saved without one.
+
+        Only the id is checked: every other field was checked when ``self`` was built, so
+        the copy takes them as they are (a third of ``attrs.evolve``'s cost on the save
+        path). The JSON containers (``metadata``, ``segments`` ...) are shared with
+        ``self``; stores serialise or copy what they keep, so nothing stored is shared.
+        """
+        _message_id(self, _ID_FIELD, message_id)
+        inst = object.__new__(type(self))
+        _set_dict(inst, "__dict__", {**self.__dict__, "id": message_id})
+        return inst
 
     def copy(self) -> Message:
         """A deep copy, so a caller mutating ``metadata`` of the copy changes nothing else."""
@@ -235,6 +310,8 @@ class Message:
         return inst
 
 
+_ID_FIELD = attrs.fields(Message).id
+
 #: Every field but ``role`` at its absent value: the base ``from_stored`` merges data into.
 _ABSENT: dict[str, None] = {field: None for field in _FIELDS_IN_ORDER if field != "role"}
 # A frozen class refuses ``inst.__dict__ = ...``; object's own __setattr__ is what attrs uses
@@ -242,4 +319,12 @@ _ABSENT: dict[str, None] = {field: None for field in _FIELDS_IN_ORDER if field !
 _set_dict = object.__setattr__
 
 
-__all__ = ["CONTROL_KINDS", "JSON", "WELL_KNOWN_ROLES", "Message", "ToolCall", "now_ms"]
+__all__ = [
+    "CONTROL_KINDS",
+    "JSON",
+    "WELL_KNOWN_ROLES",
+    "Message",
+    "ToolCall",
+    "new_message_id",
+    "now_ms",
+]

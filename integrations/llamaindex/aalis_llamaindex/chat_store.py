@@ -16,6 +16,7 @@ from aalis_api_memory import (
     ClearResult,
     FullHistory,
     MemoryService,
+    MessagesById,
     Rewrite,
     Transfer,
     history_cleared,
@@ -129,21 +130,27 @@ class AalisChatStore(BaseChatStore):
             return None
         target = stored[idx]
         service: MemoryService = self._memory.use
-        if not supports(service, Rewrite, "delete_messages_by_timestamps"):
-            raise NotImplementedError(
-                "this memory provider cannot delete single messages "
-                "(no delete_messages_by_timestamps)"
-            )
-        # get_full_history is not checked: AttributeError without it, as before.
-        everything = await cast(FullHistory, service).get_full_history(key, math.inf)
-        if sum(1 for m in everything if m.timestamp == target.timestamp) > 1:
-            raise ValueError(
-                f"message {idx} of session {key!r} shares its timestamp with another message; "
-                "deleting by timestamp would remove both, so nothing was deleted"
-            )
-        await service.delete_messages_by_timestamps(key, [target.timestamp])
+        ids: list[str] = []
+        if target.id is not None and supports(service, MessagesById, "delete_messages_by_ids"):
+            # By id: exact even when another message shares the millisecond.
+            await service.delete_messages_by_ids(key, [target.id])
+            ids = [target.id]
+        else:
+            if not supports(service, Rewrite, "delete_messages_by_timestamps"):
+                raise NotImplementedError(
+                    "this memory provider cannot delete single messages "
+                    "(no delete_messages_by_ids or delete_messages_by_timestamps)"
+                )
+            # get_full_history is not checked: AttributeError without it, as before.
+            everything = await cast(FullHistory, service).get_full_history(key, math.inf)
+            if sum(1 for m in everything if m.timestamp == target.timestamp) > 1:
+                raise ValueError(
+                    f"message {idx} of session {key!r} shares its timestamp with another "
+                    "message; deleting by timestamp would remove both, so nothing was deleted"
+                )
+            await service.delete_messages_by_timestamps(key, [target.timestamp])
         await self._host.emit(
-            "memory_messages_deleted", session_id=key, timestamps=[target.timestamp]
+            "memory_messages_deleted", session_id=key, timestamps=[target.timestamp], ids=ids
         )
         await self._host.emit("history_changed", session_id=key)
         return from_aalis(target)

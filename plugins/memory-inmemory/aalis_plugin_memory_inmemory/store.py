@@ -14,6 +14,8 @@ Why it is still careful:
   input first; the storage methods here then do their work without suspending, so on one
   event loop no other coroutine can observe half a batch.
 * Order by ``(timestamp, insertion sequence)``, as every backend must.
+* Ids unique in the store: an index ``id -> (session, row)`` refuses a second message with
+  a stored id (``MessageIdConflict``) before anything changes, and finds messages by id.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from aalis_api_memory.backend import (
     RangeQuery,
     RecentQuery,
 )
+from aalis_api_memory.errors import MessageIdConflict
 from aalis_api_memory.exact import (
     ArchiveConflict,
     HistorySnapshot,
@@ -42,6 +45,7 @@ from aalis_api_memory.types import (
     RecentMessageRecord,
     SessionInfo,
     StoredMessage,
+    StoredRecord,
 )
 from aalis_api_memory.validation import (
     DEFAULT_CROSS_SESSION_MAX_LIMIT,
@@ -112,6 +116,8 @@ class InMemoryMemory(CompleteMemoryBackend):
         self._sessions: dict[str, list[_Row]] = {}
         self._metadata: dict[str, dict[str, _Entry]] = {}
         self._seq = 0
+        #: message id -> session id of every stored message
+        self._ids: dict[str, str] = {}
 
     # -- internals ------------------------------------------------------------------------
 
@@ -125,11 +131,21 @@ class InMemoryMemory(CompleteMemoryBackend):
     def _rows(self, session_id: str) -> list[_Row]:
         return self._sessions.get(session_id, [])
 
+    def _refuse_stored_ids(self, messages: Sequence[Message]) -> None:
+        seen: set[str] = set()
+        for message in messages:
+            assert message.id is not None  # the contract's front half sets it
+            if message.id in self._ids or message.id in seen:
+                raise MessageIdConflict(f"message id {message.id!r} is already stored")
+            seen.add(message.id)
+
     def _insert(
         self, session_id: str, message: Message, timestamp: int, archived: bool = False
     ) -> None:
         # Copy on write: the stored message shares no container with the caller's.
         stored = attrs.evolve(message, timestamp=timestamp)
+        assert stored.id is not None
+        self._ids[stored.id] = session_id
         self._seq += 1
         row = _Row(timestamp, self._seq, stored, archived)
         rows = self._sessions.setdefault(session_id, [])
@@ -158,7 +174,13 @@ class InMemoryMemory(CompleteMemoryBackend):
 
     # -- history --------------------------------------------------------------------------
 
+    def _forget_ids(self, rows: Sequence[_Row]) -> None:
+        for row in rows:
+            if row.message.id is not None:
+                self._ids.pop(row.message.id, None)
+
     async def _save_message(self, session_id: str, message: Message, timestamp: int) -> None:
+        self._refuse_stored_ids([message])
         self._insert(session_id, message, timestamp)
 
     async def _get_history(self, session_id: str, limit: Limit) -> list[Message]:
@@ -181,7 +203,7 @@ class InMemoryMemory(CompleteMemoryBackend):
         return archived
 
     async def _clear_session(self, session_id: str) -> None:
-        self._sessions.pop(session_id, None)
+        self._forget_ids(self._sessions.pop(session_id, []))
 
     # -- exact archiving (aalis_api_memory.exact) -----------------------------------------
 
@@ -214,6 +236,7 @@ class InMemoryMemory(CompleteMemoryBackend):
 
     async def _clear_all(self) -> None:
         self._sessions.clear()
+        self._ids.clear()
 
     async def _get_messages_by_session_range(
         self, session_id: str, query: RangeQuery
@@ -279,15 +302,37 @@ class InMemoryMemory(CompleteMemoryBackend):
         self, session_id: str, timestamps: Sequence[int]
     ) -> int:
         doomed = set(timestamps)
+        return self._delete_rows(session_id, lambda row: row.timestamp in doomed)
+
+    def _delete_rows(self, session_id: str, doomed: Any) -> int:
         rows = self._rows(session_id)
-        kept = [row for row in rows if row.timestamp not in doomed]
+        kept = [row for row in rows if not doomed(row)]
         deleted = len(rows) - len(kept)
         if deleted:
+            self._forget_ids([row for row in rows if doomed(row)])
             if kept:
                 self._sessions[session_id] = kept
             else:
                 del self._sessions[session_id]
         return deleted
+
+    # -- identity -------------------------------------------------------------------------
+
+    async def _get_messages_by_ids(self, ids: Sequence[str]) -> list[StoredRecord]:
+        found: list[StoredRecord] = []
+        for session_id in {self._ids[i] for i in ids if i in self._ids}:
+            for row in self._rows(session_id):
+                if row.message.id in ids:
+                    found.append(
+                        StoredRecord(
+                            session_id=session_id, message=self._out(row), archived=row.archived
+                        )
+                    )
+        return found
+
+    async def _delete_messages_by_ids(self, session_id: str, ids: Sequence[str]) -> int:
+        doomed = set(ids)
+        return self._delete_rows(session_id, lambda row: row.message.id in doomed)
 
     # -- extensions -----------------------------------------------------------------------
 
@@ -311,6 +356,7 @@ class InMemoryMemory(CompleteMemoryBackend):
         return [StoredMessage(self._out(row), row.archived) for row in self._rows(session_id)]
 
     async def _import_messages(self, session_id: str, records: Sequence[ImportRecord]) -> int:
+        self._refuse_stored_ids([record.message for record in records])
         for record in records:
             self._insert(session_id, record.message, record.timestamp, record.archived)
         return len(records)

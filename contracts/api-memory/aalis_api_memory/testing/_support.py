@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 
 import attrs
 import pytest
-from aalis_schema_message import CONTROL_KINDS, Message, ToolCall
+from aalis_schema_message import CONTROL_KINDS, Message, ToolCall, new_message_id
 
 from aalis_api_memory.service import FullMemoryService
 from aalis_api_memory.types import StoredMessage
@@ -52,9 +52,19 @@ def msg(
     kind: str | None = None,
     **fields: Any,
 ) -> Message:
-    """A message stamped ``T0 + ts`` (unstamped when ``ts`` is None)."""
+    """A message stamped ``T0 + ts`` (unstamped when ``ts`` is None), with an id of its own.
+
+    The id is set here, as ``save_conversation`` sets it, so a message read back equals the
+    one saved; pass ``id=None`` for a message the store must name itself.
+    """
     timestamp = None if ts is None else T0 + ts
+    fields.setdefault("id", new_message_id())
     return Message(role=role, content=content, kind=kind, timestamp=timestamp, **fields)
+
+
+def without_ids(messages: Sequence[Message]) -> list[Message]:
+    """The messages with their ids taken away: for comparing with messages saved without one."""
+    return [attrs.evolve(m, id=None) for m in messages]
 
 
 def marker(content: str = "marker", *, ts: int | None = None) -> Message:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import attrs
 import pytest
-from aalis_schema_message import Message, ToolCall, now_ms
+from aalis_schema_message import Message, ToolCall, new_message_id, now_ms
 
 from aalis_api_memory.service import FullMemoryService
 from aalis_api_memory.testing._base import ConformanceBase
@@ -129,7 +129,7 @@ class HistoryConformance(ConformanceBase):
     async def test_edge_messages_round_trip(
         self, memory: FullMemoryService, message: Message
     ) -> None:
-        message = stamped(message, 1_700_000_000_000)
+        message = stamped(message, 1_700_000_000_000).with_id(new_message_id())
         await memory.save_message("s", message)
         [stored] = await memory.get_history("s")
         assert stored == message

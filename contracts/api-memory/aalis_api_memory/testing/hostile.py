@@ -16,7 +16,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import pytest
-from aalis_schema_message import Message, ToolCall
+from aalis_schema_message import Message, ToolCall, new_message_id
 
 from aalis_api_memory.service import FullMemoryService
 from aalis_api_memory.testing._base import ConformanceBase
@@ -127,6 +127,7 @@ class HostileInputConformance(ConformanceBase):
             segments=(text, {"text": text}),
             metadata={"platform": text, "list": [text]},
             timestamp=T0,
+            id=new_message_id(),
         )
         await memory.save_message("s", message)
         assert await memory.get_history("s") == [message]

@@ -121,8 +121,9 @@ class RangeQueryConformance(ConformanceBase):
 
     async def test_range_round_trips_every_field(self, memory: FullMemoryService) -> None:
         self.require(memory, RANGE)
-        await memory.save_message("s", full_message(ts=0))
-        assert await memory.get_messages_by_session_range("s", T0, T0) == [full_message(ts=0)]
+        saved = full_message(ts=0)
+        await memory.save_message("s", saved)
+        assert await memory.get_messages_by_session_range("s", T0, T0) == [saved]
 
     @pytest.mark.parametrize(
         "args",
@@ -283,11 +284,12 @@ class CrossSessionConformance(ConformanceBase):
 
     async def test_records_carry_the_whole_message(self, memory: FullMemoryService) -> None:
         self.require(memory, CROSS)
-        await memory.save_message("s", full_message(ts=0))
+        saved = full_message(ts=0)
+        await memory.save_message("s", saved)
         records = await memory.get_recent_messages_across_sessions(
             RecentMessagesQuery(limit=5, roles=["assistant"])
         )
-        assert records == [RecentMessageRecord("s", full_message(ts=0))]
+        assert records == [RecentMessageRecord("s", saved)]
 
     async def test_filtering_happens_in_the_query(self, memory: FullMemoryService) -> None:
         # Many newer non-matching messages must not crowd out the older matching ones.
