@@ -229,8 +229,9 @@ class Message:
     images: tuple[JSON, ...] | None = attrs.field(default=None, converter=_json_tuple)
     audios: tuple[JSON, ...] | None = attrs.field(default=None, converter=_json_tuple)
     metadata: dict[str, JSON] | None = attrs.field(default=None, converter=_json_object)
-    #: The message's identity in the store: assigned at save when None, kept when set, unique
-    #: in the store, unchanged by archiving, rewriting and compression (docs/reference/memory-contract.md, "Message identity").
+    #: The message's identity in the store: assigned at save when None, kept when set,
+    #: unique in the store, unchanged by archiving, rewriting and compression
+    #: (docs/reference/memory-contract.md, "Message identity").
     id: str | None = attrs.field(default=None, validator=_message_id)
 
     @property
