@@ -18,6 +18,7 @@ import attrs
 from aalis_api_llm import ChatModel
 from aalis_api_memory import (
     CompressionError,
+    Person,
     PromptBlock,
     UndoError,
     UnknownClearType,
@@ -36,6 +37,7 @@ from aalis_schema_message import Message
 from aalis_core.capability import CapabilityAbsent
 from aalis_core.host_services import HostServices
 from aalis_plugin_chat.config import ChatConfig
+from aalis_plugin_chat.login import os_login
 from aalis_plugin_chat.standin import StandInModel
 from aalis_plugin_chat.turns import conversation_turns
 
@@ -84,9 +86,13 @@ class ChatSession:
         emit: Callable[..., Awaitable[None]],
         config: ChatConfig,
         session_id: str,
+        person: Person | None = None,
     ) -> None:
         if not isinstance(session_id, str) or not session_id:
             raise ValueError("the session id must be a non-empty string")
+        #: Who types: stamped on every user message (default: the OS login on the
+        #: configured platform, ``cli:<login>``).
+        self.person = person if person is not None else Person(config.platform, os_login())
         self._host = host
         self._caps = caps
         self._emit = emit
@@ -185,6 +191,7 @@ class ChatSession:
                 emit=self._emit,
                 reply_metadata=self._reply_metadata(self.model),
                 arrange=_arrange,
+                person=self.person,
             )
         except TurnReplyNotSaved as exc:
             return Reply(out=[f"assistant> {exc.content}"], err=[f"error: {exc}"])
