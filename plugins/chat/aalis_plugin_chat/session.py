@@ -179,17 +179,20 @@ class ChatSession:
             memory = self._memory()
         except Exception as exc:
             return Reply(err=[f"error: {_one_line(str(exc)) or type(exc).__name__}"])
+        model = self.model
+        if model is self._stand_in:
+            model = self._stand_in.answering(text)  # quotes this turn's words, no others
         try:
             turn = await run_turn(
                 self._host,
                 memory,
-                self.model,
+                model,
                 self.session_id,
                 text,
                 settings=self._settings(),
                 compression=self._caps.compression,
                 emit=self._emit,
-                reply_metadata=self._reply_metadata(self.model),
+                reply_metadata=self._reply_metadata(model),
                 arrange=_arrange,
                 person=self.person,
             )
@@ -204,7 +207,7 @@ class ChatSession:
     def _reply_metadata(self, model: ChatModel) -> dict[str, Any]:
         """The stand-in only echoes: its replies are marked so recall does not index them."""
         metadata: dict[str, Any] = {"platform": self._config.platform, "model": str(model.id)}
-        if model is self._stand_in:
+        if isinstance(model, StandInModel):
             metadata["no_recall"] = True
         return metadata
 

@@ -32,8 +32,17 @@ def _quote(text: str, limit: int = 120) -> str:
 class StandInModel:
     """Replies with a fixed notice, an echo of the last user message, and what it can see."""
 
-    def __init__(self, context_window: int = 8192) -> None:
+    def __init__(self, context_window: int = 8192, *, said: str | None = None) -> None:
         self._context_window = context_window
+        self._said = said
+
+    def answering(self, text: str) -> StandInModel:
+        """The stand-in for one turn whose user typed ``text``: it quotes exactly that.
+
+        The prompt's last user message is not always the turn's own words: a strict chat
+        template merges consecutive questions, and in a shared session the one before may
+        be another person's, unanswered (their chat had not replied yet)."""
+        return StandInModel(self._context_window, said=text)
 
     @property
     def id(self) -> str:
@@ -55,7 +64,10 @@ class StandInModel:
         visible = [m for m in visible if not _contributed(m)]
         last_user = next((m for m in reversed(visible) if m.role == "user"), None)
         # The user's own words of this turn, and nothing else (see the module's docstring).
-        said = _quote(last_user.content or "") if last_user is not None else ""
+        if self._said is not None:
+            said = _quote(self._said)
+        else:
+            said = _quote(last_user.content or "") if last_user is not None else ""
         turns = sum(1 for m in visible if m.role in ("user", "assistant"))
         summary = any(
             m.role == "system" and (m.content or "").startswith("Summary of") for m in visible

@@ -147,3 +147,29 @@ async def test_no_recalled_or_summarised_text_reaches_a_stored_reply() -> None:
     for secret in SECRETS[:2]:
         assert secret not in text
     assert "and my pin?" in text
+
+
+async def test_an_unanswered_message_of_another_person_is_not_quoted(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Two chats on one session: alice's question is saved, bob's turn runs before her
+    reply. The prompt merges the two questions (strict chat templates want that), and
+    the stand-in must still quote bob's words only."""
+    monkeypatch.setenv("LOGNAME", "bob")
+    async with make_host() as host:
+        store = host.capability(memory).use
+        await store.save_message(
+            "shared",
+            Message(
+                role="user",
+                content="alice-only: my salary is 91000",
+                metadata={"platform": "cli", "user_id": "alice"},
+            ),
+        )
+        session = host.plugin("chat").session("shared")  # type: ignore[union-attr]
+        reply = await session.handle("what is the plan?")
+        assert not reply.err
+        stored = await store.get_history("shared", math.inf)
+    assert 'You said: "what is the plan?"' in reply.out[0]
+    assert "91000" not in reply.out[0]
+    assert "91000" not in (stored[-1].content or "")
