@@ -18,17 +18,19 @@ from typing import Any
 from aalis_api_memory import MemoryService
 from aalis_schema_message import Message
 
+from aalis_core.errors import AalisError
+
 #: The body key a destructive request must set to ``true``.
 CONFIRM_KEY = "confirm"
 #: Conversation messages read first when looking for the last turn (as ``undo_last_turn``).
 FIRST_WINDOW = 50
 
 
-class NotConfirmed(ValueError):
+class NotConfirmed(AalisError, ValueError):
     """A destructive request without ``"confirm": true``; nothing was changed."""
 
 
-class TurnChanged(ValueError):
+class TurnChanged(AalisError, ValueError):
     """The last turn is not the one the user confirmed; nothing was deleted."""
 
 

@@ -19,12 +19,14 @@ from typing import Any
 from aalis_api_memory import Person
 from aalis_schema_message import Message
 
+from aalis_core.errors import AalisError
+
 #: Where ``forget_person`` lives: ``aalis_api_memory.forget_person``.
 FORGET_MODULE = "aalis_api_memory"
 FORGET_FUNCTION = "forget_person"
 
 
-class ForgetUnavailable(LookupError):
+class ForgetUnavailable(AalisError, LookupError):
     """The installed memory contract has no ``forget_person``."""
 
 
