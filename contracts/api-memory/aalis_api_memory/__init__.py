@@ -37,6 +37,7 @@ from aalis_api_memory.exact import (
     has_exact_archiving,
 )
 from aalis_api_memory.holds import HeldMemory, Holding
+from aalis_api_memory.person import Person, PersonLike, person_of
 from aalis_api_memory.prompt import (
     PromptBlock,
     PromptRequest,
@@ -132,6 +133,8 @@ __all__ = [
     "MetadataGuard",
     "MetadataKeys",
     "MetadataOp",
+    "Person",
+    "PersonLike",
     "PromptBlock",
     "PromptPlan",
     "PromptRequest",
@@ -170,6 +173,7 @@ __all__ = [
     "history_cleared",
     "insert_prompt_blocks",
     "memory",
+    "person_of",
     "resolve_types",
     "run_clear",
     "run_turn",

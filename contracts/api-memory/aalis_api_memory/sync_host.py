@@ -22,6 +22,7 @@ from aalis_api_memory.bridge import LoopBridge
 from aalis_api_memory.capabilities import compression as compression_capability
 from aalis_api_memory.capabilities import memory as memory_capability
 from aalis_api_memory.clearing import ClearResult, Scope, run_clear
+from aalis_api_memory.person import PersonLike
 from aalis_api_memory.service import MemoryService
 from aalis_api_memory.turn import TurnResult, TurnSettings, run_turn
 from aalis_core.capability import Capability
@@ -162,12 +163,14 @@ class SyncHost:
         model: Any = None,
         settings: TurnSettings | None = None,
         compression: bool = True,
+        person: PersonLike | None = None,
     ) -> TurnResult:
         """One agent turn (``run_turn``) on this host's memory: saves both messages, emits
         ``memory_messages_saved`` and ``token_usage`` (so automatic compression runs).
 
         ``model`` is any ``TurnModel`` (an ``aalis_api_llm.ChatModel``); None uses the host's
         ``llm`` provider. ``compression`` False leaves the summary out of the prompt.
+        ``person`` (``Person(platform, user_id)``) is who speaks; the user message carries it.
         """
         self._check_open()
         chosen = model if model is not None else self._llm()
@@ -182,6 +185,7 @@ class SyncHost:
                 text,
                 settings=settings,
                 compression=summary,
+                person=person,
             )
 
         return self.run(one_turn)

@@ -24,6 +24,7 @@ from aalis_schema_message import Message
 
 from aalis_api_memory.compression import CompressionError, CompressionService, CompressionUsage
 from aalis_api_memory.errors import AalisMemoryError
+from aalis_api_memory.person import Person, PersonLike
 from aalis_api_memory.saving import SESSION_CLOCK, SessionClock, announce_saved, stamped
 from aalis_api_memory.service import FullHistory, MemoryService, supports
 from aalis_api_memory.tokens import estimate_message_tokens, estimate_text_tokens
@@ -309,6 +310,7 @@ async def run_turn(
     reply_metadata: Mapping[str, Any] | None = None,
     arrange: Callable[[Sequence[Message]], Sequence[Message]] | None = None,
     clock: SessionClock = SESSION_CLOCK,
+    person: PersonLike | None = None,
 ) -> TurnResult:
     """Run one turn of ``session_id``: ``text`` in, the model's reply out, both saved.
 
@@ -317,21 +319,25 @@ async def run_turn(
     (for the summary), or None. ``emit`` replaces ``host.emit`` (a plugin passes
     ``ctx.emit``). ``reply_metadata`` is added to the reply's metadata (after ``platform``
     and ``model``), e.g. a marker that keeps a stand-in's echo out of recall. ``arrange``
-    reshapes the chosen history before it goes to the model (see ``build_prompt``). Raises ``TurnError`` (nothing was asked of the model),
-    ``TurnModelFailed`` or ``TurnReplyNotSaved``, each chaining the cause.
+    reshapes the chosen history before it goes to the model (see ``build_prompt``).
+    ``person`` (a ``Person``, or anything with ``platform`` and ``user_id``) is who speaks:
+    stamped on the user message, so recall scopes and forgetting know whose words it holds.
+    Raises ``TurnError`` (nothing was asked of the model), ``TurnModelFailed`` or
+    ``TurnReplyNotSaved``, each chaining the cause.
     """
     if not isinstance(session_id, str) or not session_id:
         raise ValueError("the session id must be a non-empty string")
     if not isinstance(text, str) or not text.strip():
         raise ValueError("a turn needs a non-empty text")
-    settings = settings or TurnSettings()
+    settings = _with_speaker(settings or TurnSettings(), person)
     send = emit if emit is not None else host.emit
     user_metadata = {"platform": settings.platform} if settings.platform is not None else None
+    question = Message(role="user", content=text, metadata=user_metadata)
+    if person is not None:
+        question = Person.of(person).stamp(question)
     user: Message | None = None
     try:
-        user = stamped(
-            Message(role="user", content=text, metadata=user_metadata), session_id, clock
-        )
+        user = stamped(question, session_id, clock)
         await memory.save_message(session_id, user)
         await _announce(host, send, session_id, user)
         plan = await build_prompt(
@@ -371,6 +377,22 @@ async def run_turn(
     return TurnResult(
         session_id=session_id, user=user, reply=reply, prompt=plan, usage=usage, result=result
     )
+
+
+def _with_speaker(settings: TurnSettings, person: PersonLike | None) -> TurnSettings:
+    """``settings`` whose platform is the speaker's (the reply and ``token_usage`` carry it);
+    a person on another platform than the settings name is a caller's mistake."""
+    if person is None:
+        return settings
+    speaker = Person.of(person)
+    if settings.platform is None:
+        return attrs.evolve(settings, platform=speaker.platform)
+    if settings.platform != speaker.platform:
+        raise ValueError(
+            f"the person's platform {speaker.platform!r} differs from the settings' "
+            f"platform {settings.platform!r}"
+        )
+    return settings
 
 
 async def _announce(

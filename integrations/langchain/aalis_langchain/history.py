@@ -14,7 +14,14 @@ import math
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from aalis_api_memory import ClearResult, MemoryService, compression, history_cleared, run_clear
+from aalis_api_memory import (
+    ClearResult,
+    MemoryService,
+    Person,
+    compression,
+    history_cleared,
+    run_clear,
+)
 from aalis_api_memory import memory as memory_capability
 from aalis_api_memory.bridge import LoopBridge
 from aalis_api_memory.errors import AalisMemoryError
@@ -40,6 +47,14 @@ def _session_id(value: object) -> str:
     return value
 
 
+def _person(platform: str | None, user_id: str | None) -> Person | None:
+    if user_id is None:
+        return None
+    if platform is None:
+        raise ValueError("a user_id needs a platform: the person is (platform, user_id)")
+    return Person(platform, user_id)
+
+
 class ClearFailed(AalisMemoryError, RuntimeError):
     """The history of the session was not cleared; ``rows`` are ``run_clear``'s results."""
 
@@ -59,6 +74,10 @@ class AalisChatMessageHistory(BaseChatMessageHistory):
     ``messages`` are the session's *active* messages (what compression archived is replaced
     by its summary, shown first as a system message when ``include_summary``); control
     markers are never shown. ``limit`` bounds how many conversation messages are read.
+
+    ``user_id`` names the person who speaks in this history: with ``platform`` it is stamped
+    on every user message saved (``metadata["user_id"]``), which is what recall's ``user``
+    scope and forgetting a person go by. A message that already names its speaker keeps it.
     """
 
     def __init__(
@@ -68,10 +87,12 @@ class AalisChatMessageHistory(BaseChatMessageHistory):
         *,
         memory: Handle[MemoryService] | None = None,
         platform: str | None = "langchain",
+        user_id: str | None = None,
         include_summary: bool = True,
         limit: float = math.inf,
     ) -> None:
         self.session_id = _session_id(session_id)
+        self.person = _person(platform, user_id)
         bridge = getattr(host, "bridge", None)
         inner = getattr(host, "host", None)
         if isinstance(bridge, LoopBridge) and inner is not None:
@@ -120,6 +141,10 @@ class AalisChatMessageHistory(BaseChatMessageHistory):
 
     async def _write(self, messages: Sequence[BaseMessage]) -> list[Message]:
         converted = [to_aalis(m, platform=self.platform) for m in messages]
+        if self.person is not None:
+            converted = [
+                self.person.stamp(m, overwrite=False) if m.role == "user" else m for m in converted
+            ]
         return await save_conversation(
             self._memory.use, self.session_id, converted, host=self._host
         )

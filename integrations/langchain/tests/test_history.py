@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from aalis_api_memory import BridgeDeadlock, ClearRequest, SyncHost, memory
+from aalis_api_memory import BridgeDeadlock, ClearRequest, Person, SyncHost, memory, person_of
 from aalis_langchain import AalisChatMessageHistory, ClearFailed
 from aalis_langchain.convert import LANGCHAIN_KEY, from_aalis, to_aalis
 from aalis_schema_message import Message, ToolCall
@@ -385,3 +385,34 @@ async def test_sync_calls_from_a_worker_thread_of_an_async_host(
         await asyncio.to_thread(history.add_messages, [HumanMessage(content="from a thread")])
         seen = await asyncio.to_thread(lambda: history.messages)
         assert seen == [HumanMessage(content="from a thread")]
+
+
+# -- who speaks ---------------------------------------------------------------------------
+
+
+def test_user_messages_carry_the_person_of_the_history(aalis: SyncHost) -> None:
+    history = AalisChatMessageHistory("s1", aalis, user_id="alice")
+    history.add_messages([HumanMessage(content="hi"), AIMessage(content="hello")])
+    user, reply = aalis.history("s1")
+    assert person_of(user) == Person("langchain", "alice")
+    assert reply.metadata is not None
+    assert "user_id" not in reply.metadata
+    assert person_of(reply) is None
+    # LangChain reads back what it wrote, the stamp stays on the Aalis side.
+    assert history.messages == [HumanMessage(content="hi"), AIMessage(content="hello")]
+    # A message that already names its speaker (it came from Aalis) keeps it.
+    aalis.memory.save_message(
+        "s2", Message(role="user", content="hi", metadata={"platform": "cli", "user_id": "carol"})
+    )
+    copied = AalisChatMessageHistory("s3", aalis, user_id="bob")
+    copied.add_messages(AalisChatMessageHistory("s2", aalis).messages)
+    assert person_of(aalis.history("s3")[0]) == Person("cli", "carol")
+
+
+def test_a_user_id_without_a_platform_is_refused(aalis: SyncHost) -> None:
+    with pytest.raises(ValueError, match="platform"):
+        AalisChatMessageHistory("s1", aalis, platform=None, user_id="alice")
+    with pytest.raises(ValueError, match="user_id"):
+        AalisChatMessageHistory("s1", aalis, user_id="")
+    _history(aalis).add_user_message("no one in particular")
+    assert person_of(aalis.history("s1")[0]) is None  # no user_id given: none is invented

@@ -17,6 +17,7 @@ from aalis_api_memory import (
     FullHistory,
     MemoryService,
     MessagesById,
+    Person,
     Rewrite,
     Transfer,
     history_cleared,
@@ -67,9 +68,14 @@ class AalisChatStore(BaseChatStore):
     ``delete_message`` deletes one message by its timestamp and announces it
     (``memory_messages_deleted``, ``history_changed``). ``get_keys`` needs a backend with
     ``list_sessions`` (every backend in the repository has it).
+
+    ``user_id`` names the person who speaks: with ``platform`` it is stamped on every user
+    message saved (``metadata["user_id"]``), which is what recall's ``user`` scope and
+    forgetting a person go by; a message that already names its speaker keeps it.
     """
 
     platform: str | None = "llamaindex"
+    user_id: str | None = None
     _host: Any = PrivateAttr()
     _bridge: LoopBridge = PrivateAttr()
     _memory: Any = PrivateAttr()
@@ -78,6 +84,7 @@ class AalisChatStore(BaseChatStore):
         self, host: Any, *, memory: Handle[MemoryService] | None = None, **data: Any
     ) -> None:
         super().__init__(**data)
+        self._person()  # a bad person is refused here, before anything is written
         bridge = getattr(host, "bridge", None)
         inner = getattr(host, "host", None)
         if isinstance(bridge, LoopBridge) and inner is not None:
@@ -98,6 +105,20 @@ class AalisChatStore(BaseChatStore):
     async def _async(self, make: Callable[[], Awaitable[T]]) -> T:
         return await self._bridge.call(make)
 
+    def _person(self) -> Person | None:
+        if self.user_id is None:
+            return None
+        if self.platform is None:
+            raise ValueError("a user_id needs a platform: the person is (platform, user_id)")
+        return Person(self.platform, self.user_id)
+
+    def _convert(self, messages: list[ChatMessage]) -> list[Any]:
+        converted = [to_aalis(m, platform=self.platform) for m in messages]
+        person = self._person()
+        if person is None:
+            return converted
+        return [person.stamp(m, overwrite=False) if m.role == "user" else m for m in converted]
+
     async def _stored(self, key: str) -> list[Any]:
         messages = await self._memory.use.get_history(_key(key), math.inf)
         return [m for m in messages if not m.is_control]
@@ -106,7 +127,7 @@ class AalisChatStore(BaseChatStore):
         return [from_aalis(m) for m in await self._stored(key)]
 
     async def _add(self, key: str, messages: list[ChatMessage]) -> None:
-        converted = [to_aalis(m, platform=self.platform) for m in messages]
+        converted = self._convert(messages)
         await save_conversation(self._memory.use, _key(key), converted, host=self._host)
 
     async def _clear(self, key: str) -> list[ChatMessage]:
@@ -118,7 +139,7 @@ class AalisChatStore(BaseChatStore):
         return before
 
     async def _set(self, key: str, messages: list[ChatMessage]) -> None:
-        converted = [to_aalis(m, platform=self.platform) for m in messages]  # refuse first
+        converted = self._convert(messages)  # refuse first
         await self._clear(_key(key))
         await save_conversation(self._memory.use, key, converted, host=self._host)
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from aalis_api_memory import ClearRequest, SyncHost
+from aalis_api_memory import ClearRequest, Person, SyncHost, person_of
 from aalis_llamaindex import LLAMAINDEX_KEY, AalisChatStore, from_aalis
 from aalis_schema_message import Message, ToolCall
 from llama_index.core.base.llms.types import ChatMessage, ImageBlock, MessageRole, TextBlock
@@ -248,3 +248,34 @@ def test_clears_go_through_run_clear(store: AalisChatStore, recorder: Recorder) 
     assert request.scope == "session"
     assert request.session_id == "s"
     assert request.types is None
+
+
+# -- who speaks ---------------------------------------------------------------------------
+
+
+def test_user_messages_carry_the_person_of_the_store(aalis: SyncHost) -> None:
+    store = AalisChatStore(aalis, user_id="alice")
+    store.add_message("s", _user("hi"))
+    store.set_messages("t", [_user("new"), _bot("reply")])
+    for key in ("s", "t"):
+        assert person_of(aalis.history(key)[0]) == Person("llamaindex", "alice")
+    reply = aalis.history("t")[1]
+    assert reply.metadata is not None
+    assert "user_id" not in reply.metadata
+    assert store.get_messages("t") == [_user("new"), _bot("reply")]
+    # An Aalis message that names its speaker keeps it when copied through the store.
+    aalis.memory.save_message(
+        "cli", Message(role="user", content="x", metadata={"platform": "cli", "user_id": "carol"})
+    )
+    store.set_messages("copy", store.get_messages("cli"))
+    assert person_of(aalis.history("copy")[0]) == Person("cli", "carol")
+    # Without a user_id nothing is invented.
+    AalisChatStore(aalis).add_message("u", _user("anyone"))
+    assert person_of(aalis.history("u")[0]) is None
+
+
+def test_a_user_id_without_a_platform_is_refused(aalis: SyncHost) -> None:
+    with pytest.raises(ValueError, match="platform"):
+        AalisChatStore(aalis, platform=None, user_id="alice")
+    with pytest.raises(ValueError, match="user_id"):
+        AalisChatStore(aalis, user_id=" ")

@@ -2,11 +2,22 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import attrs
 
 from aalis_core.config.validators import positive_int, positive_seconds
 
 DEFAULT_SYSTEM_PROMPT = "You are a helpful assistant. Answer briefly and accurately."
+
+
+def person_platform(inst: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    """A non-empty name without ':' or surrounding spaces (half of ``PLATFORM:USER_ID``)."""
+    if not isinstance(value, str) or not value.strip() or value != value.strip() or ":" in value:
+        raise ValueError(
+            f"{attribute.name} must be a non-empty name without ':' or surrounding spaces, "
+            f"got {value!r}"
+        )
 
 
 @attrs.frozen(kw_only=True)
@@ -21,8 +32,9 @@ class ChatConfig:
     stand_in_context_window: int = attrs.field(default=8192, validator=positive_int)
     #: Seconds each prompt contributor (e.g. semantic recall) may take per turn.
     contribution_timeout: float = attrs.field(default=5.0, validator=positive_seconds)
-    #: ``metadata["platform"]`` of the messages this chat saves (compression profiles key).
-    platform: str = "cli"
+    #: ``metadata["platform"]`` of the messages this chat saves (compression profiles key);
+    #: with the OS login as ``user_id``, the person its user messages are stamped with.
+    platform: str = attrs.field(default="cli", validator=person_platform)
 
 
 __all__ = ["DEFAULT_SYSTEM_PROMPT", "ChatConfig"]

@@ -18,6 +18,7 @@ import attrs
 from aalis_api_llm import ChatModel
 from aalis_api_memory import (
     CompressionError,
+    Person,
     PromptBlock,
     UndoError,
     UnknownClearType,
@@ -36,6 +37,7 @@ from aalis_schema_message import Message
 from aalis_core.capability import CapabilityAbsent
 from aalis_core.host_services import HostServices
 from aalis_plugin_chat.config import ChatConfig
+from aalis_plugin_chat.login import os_login
 from aalis_plugin_chat.standin import StandInModel
 from aalis_plugin_chat.turns import conversation_turns
 
@@ -84,9 +86,13 @@ class ChatSession:
         emit: Callable[..., Awaitable[None]],
         config: ChatConfig,
         session_id: str,
+        person: Person | None = None,
     ) -> None:
         if not isinstance(session_id, str) or not session_id:
             raise ValueError("the session id must be a non-empty string")
+        #: Who types: stamped on every user message (default: the OS login on the
+        #: configured platform, ``cli:<login>``).
+        self.person = person if person is not None else Person(config.platform, os_login())
         self._host = host
         self._caps = caps
         self._emit = emit
@@ -173,18 +179,22 @@ class ChatSession:
             memory = self._memory()
         except Exception as exc:
             return Reply(err=[f"error: {_one_line(str(exc)) or type(exc).__name__}"])
+        model = self.model
+        if model is self._stand_in:
+            model = self._stand_in.answering(text)  # quotes this turn's words, no others
         try:
             turn = await run_turn(
                 self._host,
                 memory,
-                self.model,
+                model,
                 self.session_id,
                 text,
                 settings=self._settings(),
                 compression=self._caps.compression,
                 emit=self._emit,
-                reply_metadata=self._reply_metadata(self.model),
+                reply_metadata=self._reply_metadata(model),
                 arrange=_arrange,
+                person=self.person,
             )
         except TurnReplyNotSaved as exc:
             return Reply(out=[f"assistant> {exc.content}"], err=[f"error: {exc}"])
@@ -197,7 +207,7 @@ class ChatSession:
     def _reply_metadata(self, model: ChatModel) -> dict[str, Any]:
         """The stand-in only echoes: its replies are marked so recall does not index them."""
         metadata: dict[str, Any] = {"platform": self._config.platform, "model": str(model.id)}
-        if model is self._stand_in:
+        if isinstance(model, StandInModel):
             metadata["no_recall"] = True
         return metadata
 

@@ -236,3 +236,17 @@ def test_the_offline_summary_keeps_what_the_user_said(
     assert STAND_IN not in text
     assert "You said" not in text
     assert not any(f"- user: {talk}" in text for talk in SMALL_TALK)
+
+
+def test_the_user_messages_name_the_os_login_as_the_person(
+    tmp_path: Path,
+    aalis: Callable[..., Any],
+    sqlite_text: Callable[[Path], str],
+    monkeypatch: Any,
+) -> None:
+    monkeypatch.setenv("LOGNAME", "login-of-the-test")
+    run = aalis("chat", "--script", script(tmp_path, "p.txt", "who am I?"))
+    assert run.returncode == 0, run.stderr
+    stored = sqlite_text(tmp_path / ".aalis" / "aalis.db")
+    assert "login-of-the-test" in stored
+    assert '"user_id"' in stored

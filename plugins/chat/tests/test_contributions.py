@@ -123,7 +123,9 @@ async def test_a_hanging_contributor_costs_its_time_limit_and_not_the_turn() -> 
         assert isinstance(chat, Chat)
         reply = await chat.session("s").handle("hang")
         assert not reply.err
-        assert "note about hang" in reply.out[0]  # the stand-in quotes what plugins added
+        # the stand-in counts what plugins added, and never quotes it into a stored reply
+        assert "Plugins added 1 block to the prompt" in reply.out[0]
+        assert "note about hang" not in reply.out[0]
 
 
 async def test_every_saved_message_is_announced_as_stored_and_undo_takes_the_last_turn() -> None:

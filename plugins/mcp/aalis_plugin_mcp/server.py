@@ -4,6 +4,11 @@ Which tools exist is decided once, when the server is built: reading tools alway
 ``search_recall`` when a ``recall`` provider is bound; writing and clearing tools only when
 ``[plugins.mcp]`` enables them. A client that calls a write tool that is off gets an error
 saying how to turn it on, not a bare "unknown tool".
+
+The client is usually a model acting on its own, so even enabled writes stop where privacy
+starts (docs/integrations/mcp.md): a model saves only ``user`` and ``assistant`` messages,
+and never writes or deletes in the namespaces of memory-vector (where recall scopes live),
+memory-summary or the fact layer.
 """
 
 from __future__ import annotations
@@ -41,6 +46,22 @@ RECALL_TOOLS = ("search_recall",)
 WRITE_TOOLS = ("save_message", "save_metadata", "delete_metadata")
 CLEAR_TOOLS = ("clear_session",)
 
+#: Roles a model may write through ``save_message``: a ``system`` message (or a tool result
+#: without its call) saved by a model would instruct every later prompt of the session.
+WRITABLE_ROLES = ("user", "assistant")
+#: Metadata namespaces of derived layers, read-only over MCP: memory-vector (recall scopes,
+#: gaps), memory-summary (``summary``, ``summary-lines``, ``summary-pending``) and the fact
+#: layer (user-relation). Each name covers itself and every ``NAME.x`` and ``NAME-x``.
+PROTECTED_NAMESPACES = ("memory-vector", "memory-summary", "summary", "user-relation")
+
+
+def is_protected_namespace(namespace: str) -> bool:
+    """Whether ``namespace`` belongs to a layer whose data no model may write or delete."""
+    return any(
+        namespace == name or namespace.startswith((f"{name}.", f"{name}-"))
+        for name in PROTECTED_NAMESPACES
+    )
+
 
 class AalisMcpServer(MCPServer[Any]):
     """``MCPServer`` that explains why a tool switched off in the config is missing."""
@@ -73,6 +94,20 @@ def _text(value: Any, what: str) -> str:
     if not isinstance(value, str) or not value:
         raise ToolError(f"{what} must be a non-empty string")
     return value
+
+
+def _writable(namespace: Any) -> str:
+    """``namespace`` when a model may write it; a layer's own namespace is refused (a model
+    that rewrote memory-vector's session overrides could widen a recall scope)."""
+    name = _text(namespace, "namespace")
+    if is_protected_namespace(name):
+        prefix = next(p for p in PROTECTED_NAMESPACES if name == p or name.startswith(p))
+        owner = "memory-summary" if prefix == "summary" else prefix
+        raise ToolError(
+            f"namespace {name!r} is read-only over MCP: it belongs to {owner} (recall "
+            "scopes, summaries and facts are changed by their own commands, never by a model)"
+        )
+    return name
 
 
 def build_server(
@@ -174,24 +209,30 @@ def build_server(
         }
 
     async def save_message(session_id: str, role: str, content: str) -> dict[str, Any]:
-        """Append a message to a session (announced, so indexes follow)."""
+        """Append a ``user`` or ``assistant`` message to a session (announced, so indexes
+        follow)."""
         sid = _text(session_id, "session_id")
-        message = Message(
-            role=_text(role, "role"), content=content, metadata={"platform": config.platform}
-        )
+        if role not in WRITABLE_ROLES:
+            raise ToolError(
+                f"role must be 'user' or 'assistant', got {role!r}: a model may not write "
+                "system or tool messages over MCP"
+            )
+        message = Message(role=role, content=content, metadata={"platform": config.platform})
         (saved,) = await save_conversation(service(), sid, [message], host=host)
         return {"session_id": sid, "message": saved.to_json()}
 
     async def save_metadata(namespace: str, key: str, data: dict[str, Any]) -> dict[str, Any]:
-        """Overwrite one metadata entry with a JSON object."""
+        """Overwrite one metadata entry with a JSON object. The namespaces of memory-vector,
+        memory-summary (``summary*``) and user-relation are read-only."""
         if not isinstance(data, dict):
             raise ToolError("data must be a JSON object")
-        await service().save_metadata(_text(namespace, "namespace"), _text(key, "key"), data)
+        await service().save_metadata(_writable(namespace), _text(key, "key"), data)
         return {"namespace": namespace, "key": key, "saved": True}
 
     async def delete_metadata(namespace: str, key: str) -> dict[str, Any]:
-        """Delete one metadata entry (a missing one is not an error)."""
-        await service().delete_metadata(_text(namespace, "namespace"), _text(key, "key"))
+        """Delete one metadata entry (a missing one is not an error). The namespaces of
+        memory-vector, memory-summary (``summary*``) and user-relation are read-only."""
+        await service().delete_metadata(_writable(namespace), _text(key, "key"))
         return {"namespace": namespace, "key": key, "deleted": True}
 
     async def clear_session(session_id: str, types: list[str] | None = None) -> dict[str, Any]:
@@ -243,11 +284,14 @@ def offered_tools(config: McpConfig, recall_present: bool) -> list[str]:
 
 __all__ = [
     "CLEAR_TOOLS",
+    "PROTECTED_NAMESPACES",
     "READ_TOOLS",
     "RECALL",
     "RECALL_TOOLS",
+    "WRITABLE_ROLES",
     "WRITE_TOOLS",
     "AalisMcpServer",
     "build_server",
+    "is_protected_namespace",
     "offered_tools",
 ]

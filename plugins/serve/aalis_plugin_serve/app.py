@@ -8,6 +8,7 @@ part exactly as in ``aalis clear``. Errors are JSON ``{"error": ...}`` with a fi
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import AsyncIterator, Awaitable, Callable
 from importlib import resources
 from typing import Any
@@ -40,6 +41,15 @@ from aalis_core import CapabilityAbsent
 from aalis_core.errors import AalisError
 from aalis_plugin_serve.broker import EventBroker
 from aalis_plugin_serve.config import ServeConfig
+from aalis_plugin_serve.confirm import (
+    NotConfirmed,
+    TurnChanged,
+    check_expected,
+    expected_timestamps,
+    require_confirmation,
+    undo_preview,
+)
+from aalis_plugin_serve.forget import ForgetUnavailable, parse_person, persons_of, run_forget
 from aalis_plugin_serve.security import COOKIE, BodyLimit, Denied, Guard
 from aalis_plugin_serve.timeline import summary_json, timeline
 
@@ -120,8 +130,12 @@ def _guarded(state: ServeState, handler: Handler, *, write: bool = False) -> Han
             return await handler(request)
         except Denied as exc:
             return _error(exc.status, exc.message)
-        except BadRequest as exc:
+        except (BadRequest, NotConfirmed) as exc:
             return _error(400, str(exc))
+        except TurnChanged as exc:
+            return _error(409, str(exc))
+        except ForgetUnavailable as exc:
+            return _error(501, str(exc))
         except NotFound as exc:
             return _error(404, str(exc))
         except UnknownClearType as exc:
@@ -234,6 +248,7 @@ def create_app(state: ServeState) -> Any:
             not isinstance(wanted, list) or not all(isinstance(t, str) and t for t in wanted)
         ):
             raise BadRequest("types must be null or a list of clear type ids")
+        require_confirmation(body, f"clearing session {session_id!r}")
         rows = await run_clear(
             state.host, "session", session_id, wanted or None, memory=state.caps.memory
         )
@@ -268,9 +283,21 @@ def create_app(state: ServeState) -> Any:
             {"session_id": session_id, "summary": summary_json(await summary_of(session_id))}
         )
 
+    async def undo_plan(request: Request) -> Response:
+        session_id = _session(request)
+        turn = await undo_preview(memory(), session_id)
+        return JSONResponse({"session_id": session_id, "messages": [m.to_json() for m in turn]})
+
     async def undo(request: Request) -> Response:
         session_id = _session(request)
-        await _json_body(request)
+        body = await _json_body(request)
+        try:
+            expected = expected_timestamps(body)
+        except ValueError as exc:
+            raise BadRequest(str(exc)) from None
+        require_confirmation(body, f"undoing the last turn of session {session_id!r}")
+        if expected is not None:
+            check_expected(await undo_preview(memory(), session_id), expected)
         try:
             outcome = await undo_last_turn(memory(), session_id, state.host.emit)
         except UndoError as exc:
@@ -280,6 +307,36 @@ def create_app(state: ServeState) -> Any:
                 "session_id": session_id,
                 "deleted": outcome.deleted,
                 "messages": [m.to_json() for m in outcome.messages],
+            }
+        )
+
+    async def persons(request: Request) -> Response:
+        session_id = _session(request)
+        service = memory()
+        if supports(service, Transfer, "export_session"):
+            messages = [record.message for record in await service.export_session(session_id)]
+        else:
+            messages = await service.get_history(session_id, math.inf)
+        return JSONResponse({"session_id": session_id, "persons": persons_of(messages)})
+
+    async def forget(request: Request) -> Response:
+        body = await _json_body(request)
+        try:
+            person = parse_person(body.get("person"))
+        except ValueError as exc:
+            raise BadRequest(str(exc)) from None
+        require_confirmation(body, f"forgetting {person}")
+        try:
+            rows = await run_forget(state.host, person)
+        except ForgetUnavailable:
+            raise
+        except Exception as exc:
+            return _error(500, f"forgetting {person} failed: {exc}")
+        return JSONResponse(
+            {
+                "person": str(person),
+                "forgotten": all(row["success"] for row in rows),
+                "rows": rows,
             }
         )
 
@@ -385,6 +442,9 @@ def create_app(state: ServeState) -> Any:
             _guarded(state, undo, write=True),
             methods=["POST"],
         ),
+        Route("/api/sessions/{session_id:path}/undo", _guarded(state, undo_plan)),
+        Route("/api/sessions/{session_id:path}/persons", _guarded(state, persons)),
+        Route("/api/forget", _guarded(state, forget, write=True), methods=["POST"]),
         Route("/api/recall", _guarded(state, recall_search)),
         Route("/api/metadata", _guarded(state, namespaces)),
         Route("/api/metadata/{namespace}", _guarded(state, namespace)),

@@ -106,10 +106,16 @@ async def test_clear_by_types_returns_the_rows(served: Served) -> None:
     await served.host.capability(compression).use.compress("s")
     async with served.writer() as client:
         types = (await client.get("/api/clear-types")).json()["types"]
-        unknown = await client.post("/api/sessions/s/clear", json={"types": ["nope"]})
-        only_summary = await client.post("/api/sessions/s/clear", json={"types": ["summary"]})
+        unknown = await client.post(
+            "/api/sessions/s/clear", json={"types": ["nope"], "confirm": True}
+        )
+        only_summary = await client.post(
+            "/api/sessions/s/clear", json={"types": ["summary"], "confirm": True}
+        )
         history_left = (await client.get("/api/sessions/s/history")).json()["messages"]
-        everything = await client.post("/api/sessions/s/clear", json={"types": None})
+        everything = await client.post(
+            "/api/sessions/s/clear", json={"types": None, "confirm": True}
+        )
         after = await client.get("/api/sessions/s/full")
     assert {"context", "summary"} <= {t["id"] for t in types}
     assert unknown.status_code == 400
@@ -282,9 +288,9 @@ async def test_metadata_read_endpoints(served: Served) -> None:
 async def test_undo_deletes_the_last_turn_and_tells_the_pages(served: Served) -> None:
     await served.save("s", *conversation(3))
     async with served.writer() as client:
-        response = await client.post("/api/sessions/s/undo", json={})
+        response = await client.post("/api/sessions/s/undo", json={"confirm": True})
         history = (await client.get("/api/sessions/s/history")).json()["messages"]
-        empty = await client.post("/api/sessions/never/undo", json={})
+        empty = await client.post("/api/sessions/never/undo", json={"confirm": True})
     assert response.status_code == 200, response.text
     body = response.json()
     assert body["deleted"] == 2

@@ -3,6 +3,8 @@
 It opens the page with the printed token, checks the timeline of a compressed session, presses
 Compress and waits for the update to arrive over the event stream (the button itself does not
 reload the timeline), sees an outside change arrive live, presses Clear and reads the rows.
+Clear, Undo and Forget each ask first, naming what goes: the tests meet each dialog, cancel
+(nothing changes), then accept.
 Screenshots go to ``$AALIS_SCREENSHOT_DIR`` (docs/host/img when refreshing the docs) or to
 the test's temporary directory.
 
@@ -18,9 +20,11 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+import aalis_api_memory
 import pytest
-from aalis_api_memory import compression
+from aalis_api_memory import compression, memory
 from aalis_plugin_serve.testing import Served
+from aalis_schema_message import Message
 
 CHROMIUM_ARGS = [
     "--headless=new",
@@ -60,6 +64,21 @@ async def page(tmp_path: Path) -> AsyncIterator[Any]:
             await browser.close()
 
 
+async def answer_next_dialog(page: Any, *, accept: bool) -> list[str]:
+    """Answer the next confirm() of the page; the list receives its question."""
+    questions: list[str] = []
+
+    async def answer(dialog: Any) -> None:
+        questions.append(dialog.message)
+        if accept:
+            await dialog.accept()
+        else:
+            await dialog.dismiss()
+
+    page.once("dialog", answer)
+    return questions
+
+
 def shots(tmp_path: Path) -> Path:
     target = Path(os.environ.get("AALIS_SCREENSHOT_DIR") or tmp_path)
     target.mkdir(parents=True, exist_ok=True)
@@ -93,6 +112,13 @@ async def test_timeline_compress_live_update_and_clear(
     await page.wait_for_selector("#live:not(.off)")
     await page.click('#sessions button[data-session="trip"]')
     await page.wait_for_selector("#timeline li.summarised")
+    # Only the conversation itself is preselected for a clear.
+    checked = await page.locator("#clear-types input:checked").evaluate_all(
+        "inputs => inputs.map(i => i.value)"
+    )
+    assert checked == ["context"]
+    # Nobody is named in this session's messages: no Forget control.
+    assert not await page.locator("#persons").is_visible()
     assert await page.locator("#timeline li.divider").count() == 1
     assert await page.locator("#timeline li.active").count() >= 5
     summary = await page.locator("#summary-text").text_content()
@@ -118,8 +144,23 @@ async def test_timeline_compress_live_update_and_clear(
     await page.wait_for_selector("text=a message saved while the page is open")
     await page.screenshot(path=str(out / "serve-compressed.png"), full_page=True)
 
+    # Clear asks first, naming the session and the types; cancelled, nothing goes.
+    await page.check('#clear-types input[value="summary"]')
+    items = await page.locator("#timeline li").count()
+    questions = await answer_next_dialog(page, accept=False)
+    await page.click("#clear")
+    await page.wait_for_selector("#rows strong:text-is('Clear cancelled: nothing was removed')")
+    assert len(questions) == 1
+    assert '"trip"' in questions[0]
+    assert "(context)" in questions[0]
+    assert "(summary)" in questions[0]
+    assert await page.locator("#timeline li").count() == items
+    assert await served.host.capability(memory).use.get_history("trip", 5)
+
+    questions = await answer_next_dialog(page, accept=True)
     await page.click("#clear")
     await page.wait_for_selector("#rows strong:text-is('Cleared')")
+    assert len(questions) == 1
     rows = await page.locator("#rows .row").all_text_contents()
     assert any(row.startswith("ok context") for row in rows), rows
     assert any(row.startswith("ok summary") for row in rows), rows
@@ -127,3 +168,62 @@ async def test_timeline_compress_live_update_and_clear(
     assert await page.locator('#sessions button[data-session="trip"]').count() == 0
     assert await page.locator('#sessions button[data-session="other"]').count() == 1
     await page.screenshot(path=str(out / "serve-cleared.png"), full_page=True)
+
+
+async def test_undo_and_forget_ask_first_and_name_what_goes(
+    served: Served, page: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delattr(aalis_api_memory, "forget_person", raising=False)
+    store = served.host.capability(memory).use
+    alice = {"platform": "cli", "user_id": "alice"}
+    for ts, role, text in [
+        (1_700_000_000_000, "user", "first question about Porto"),
+        (1_700_000_060_000, "assistant", "first answer"),
+        (1_700_000_120_000, "user", "second question about Faro"),
+        (1_700_000_180_000, "assistant", "second answer"),
+    ]:
+        meta = alice if role == "user" else {"platform": "cli"}
+        await store.save_message(
+            "dm", Message(role=role, content=text, timestamp=ts, metadata=meta)
+        )
+    out = shots(tmp_path)
+
+    await page.goto(f"{served.url}/?token={served.token}")
+    await page.wait_for_selector("#live:not(.off)")
+    await page.click('#sessions button[data-session="dm"]')
+    await page.wait_for_selector("#timeline li.active")
+    forget = page.locator('#person-list button[data-person="cli:alice"]')
+    await forget.wait_for()
+    assert await forget.text_content() == "Forget cli:alice…"
+
+    # Undo names the session and the messages that go; cancelled, nothing goes.
+    questions = await answer_next_dialog(page, accept=False)
+    await page.click("#undo")
+    await page.wait_for_selector("#rows strong:text-is('Undo cancelled: nothing was removed')")
+    assert '"dm"' in questions[0]
+    assert "user: second question about Faro" in questions[0]
+    assert "assistant: second answer" in questions[0]
+    assert "first" not in questions[0]
+    assert len(await store.get_history("dm", 10)) == 4
+
+    questions = await answer_next_dialog(page, accept=True)
+    await page.click("#undo")
+    await page.wait_for_selector("#rows strong:text-is('Undone')")
+    await page.wait_for_selector("text=second question about Faro", state="detached")
+    assert [m.content for m in await store.get_history("dm", 10)] == [
+        "first question about Porto",
+        "first answer",
+    ]
+    await page.screenshot(path=str(out / "serve-undone.png"), full_page=True)
+
+    # Forget names the person; cancelled, nothing goes; accepted, this contract has no
+    # forget_person yet and the page says so.
+    questions = await answer_next_dialog(page, accept=False)
+    await forget.click()
+    await page.wait_for_selector("#rows strong:text-is('Forget cancelled: nothing was removed')")
+    assert questions[0].startswith("Forget cli:alice everywhere?")
+    questions = await answer_next_dialog(page, accept=True)
+    await forget.click()
+    await page.wait_for_selector("#rows strong:text-is('Forget failed')")
+    assert "forget_person" in (await page.locator("#rows .row").first.text_content() or "")
+    assert len(await store.get_history("dm", 10)) == 2

@@ -49,7 +49,7 @@ def test_serve_prints_a_tokened_address_and_stops_on_interrupt(tmp_path: Path) -
             assert login.status_code == 200
             cleared = client.post(
                 "/api/sessions/s/clear",
-                json={"types": ["context"]},
+                json={"types": ["context"], "confirm": True},
                 headers={"X-Aalis-Request": "1"},
             )
             assert cleared.status_code == 200, cleared.text

@@ -49,7 +49,9 @@ async def test_a_clear_reaches_a_subscribed_client(served: Served) -> None:
     async with served.client() as client, served.writer() as writer:
         watcher = asyncio.create_task(watch(client, ready, 1))
         await asyncio.wait_for(ready.wait(), 10)
-        response = await writer.post("/api/sessions/s/clear", json={"types": ["context"]})
+        response = await writer.post(
+            "/api/sessions/s/clear", json={"types": ["context"], "confirm": True}
+        )
         assert response.status_code == 200
         assert await asyncio.wait_for(watcher, 10) == ["s"]
 

@@ -1,5 +1,7 @@
 // The Aalis memory inspector. Plain DOM, no framework, no build step. Every string from the
 // API goes through textContent (never as markup), so stored text can never become HTML.
+// Clear, undo and forget cannot be taken back: each first names what it removes and asks
+// (window.confirm), and only then sends "confirm": true, which the API requires.
 "use strict";
 
 const state = { current: null, offset: 0, pageSize: 50, types: [] };
@@ -70,7 +72,10 @@ async function loadTypes() {
     const input = el("input");
     input.type = "checkbox";
     input.value = type.id;
-    input.checked = true;
+    input.dataset.label = type.label;
+    // Only the conversation itself is preselected: summaries, vectors and the rest are
+    // cleared when someone ticks them, never by default.
+    input.checked = type.id === "context";
     label.append(input, " " + type.label);
     box.append(label);
   }
@@ -129,7 +134,37 @@ async function select(sid) {
   for (const button of document.querySelectorAll("#sessions button")) {
     button.setAttribute("aria-current", String(button.dataset.session === sid));
   }
-  await refresh();
+  await Promise.all([refresh(), loadPersons()]);
+}
+
+async function loadPersons() {
+  const sid = state.current;
+  if (sid === null) return;
+  const box = $("persons");
+  const list = $("person-list");
+  let persons = [];
+  try {
+    persons = (await api("/api/sessions/" + enc(sid) + "/persons")).persons;
+  } catch (_) {
+    persons = [];
+  }
+  if (sid !== state.current) return;
+  list.replaceChildren();
+  for (const person of persons) {
+    const item = el("li");
+    const button = el("button", "danger", "Forget " + person.person + "…");
+    button.dataset.person = person.person;
+    button.title = person.messages + " message(s) in this session";
+    button.addEventListener("click", () => forget(person));
+    item.append(button);
+    list.append(item);
+  }
+  box.hidden = persons.length === 0;
+}
+
+function clip(text, limit) {
+  const flat = String(text).replace(/\s+/g, " ").trim();
+  return flat.length <= limit ? flat : flat.slice(0, limit - 1) + "…";
 }
 
 function showRows(title, rows) {
@@ -161,11 +196,23 @@ async function compress() {
 }
 
 async function clear() {
-  const types = Array.from(document.querySelectorAll("#clear-types input:checked")).map((i) => i.value);
-  if (!types.length) return;
+  const sid = state.current;
+  const checked = Array.from(document.querySelectorAll("#clear-types input:checked"));
+  const types = checked.map((i) => i.value);
+  if (!types.length) {
+    showRows("Nothing to clear", [{ success: false, type: null, message: "no type is selected", source: "page" }]);
+    return;
+  }
+  const names = checked.map((i) => i.dataset.label + " (" + i.value + ")").join(", ");
+  const question = "Clear session \"" + sid + "\"?\n\nThis removes: " + names +
+    ".\nIt cannot be undone.";
+  if (!window.confirm(question)) {
+    showRows("Clear cancelled: nothing was removed", []);
+    return;
+  }
   pending("Clearing…");
   try {
-    const result = await post("/api/sessions/" + enc(state.current) + "/clear", { types });
+    const result = await post("/api/sessions/" + enc(sid) + "/clear", { types, confirm: true });
     showRows(result.history_cleared ? "Cleared" : "Cleared (history kept)", result.rows);
   } catch (error) {
     showRows("Clear failed", [{ success: false, type: null, message: error.message, source: "aalis" }]);
@@ -174,13 +221,52 @@ async function clear() {
 }
 
 async function undo() {
+  const sid = state.current;
+  let turn;
+  try {
+    turn = (await api("/api/sessions/" + enc(sid) + "/undo")).messages;
+  } catch (error) {
+    showRows("Undo failed", [{ success: false, type: null, message: error.message, source: "memory" }]);
+    return;
+  }
+  if (!turn.length) {
+    showRows("Nothing to undo", [{ success: false, type: null, message: "session \"" + sid + "\" has no turn to undo", source: "memory" }]);
+    return;
+  }
+  const lines = turn.map((m) => "  " + m.role + ": " + clip(m.content || "(tool call)", 160));
+  const question = "Undo the last turn of session \"" + sid + "\"?\n\nThese " + turn.length +
+    " message(s) will be deleted:\n" + lines.join("\n") + "\n\nIt cannot be undone.";
+  if (!window.confirm(question)) {
+    showRows("Undo cancelled: nothing was removed", []);
+    return;
+  }
+  const expect = turn.map((m) => m.timestamp).filter((t) => t !== null && t !== undefined);
   pending("Undoing…");
   try {
-    const result = await post("/api/sessions/" + enc(state.current) + "/undo");
+    const result = await post("/api/sessions/" + enc(sid) + "/undo", { confirm: true, expect });
     showRows("Undone", [{ success: true, type: "context", message: result.deleted + " message(s) of the last turn deleted", source: "memory" }]);
   } catch (error) {
     showRows("Undo failed", [{ success: false, type: null, message: error.message, source: "memory" }]);
   }
+}
+
+async function forget(person) {
+  const question = "Forget " + person.person + " everywhere?\n\nThis erases every message " +
+    person.person + " wrote, in every session (their private sessions whole), with the " +
+    "archives, vectors, summaries that quote them and what is known about them.\n" +
+    "It cannot be undone.";
+  if (!window.confirm(question)) {
+    showRows("Forget cancelled: nothing was removed", []);
+    return;
+  }
+  pending("Forgetting " + person.person + "…");
+  try {
+    const result = await post("/api/forget", { person: person.person, confirm: true });
+    showRows(result.forgotten ? "Forgotten: " + result.person : "Forget incomplete: " + result.person, result.rows);
+  } catch (error) {
+    showRows("Forget failed", [{ success: false, type: null, message: error.message, source: "forget" }]);
+  }
+  await Promise.all([refresh(), loadPersons(), loadSessions(true)]);
 }
 
 async function recall(event) {
@@ -210,10 +296,14 @@ function listen() {
   source.addEventListener("error", () => { $("live").textContent = "offline"; $("live").classList.add("off"); });
   source.addEventListener("history_changed", (event) => {
     const data = JSON.parse(event.data);
-    if (data.session_id === state.current) refresh();
+    if (data.session_id === state.current) { refresh(); loadPersons(); }
     loadSessions(true);
   });
-  source.addEventListener("resync", () => { refresh(); loadSessions(true); });
+  source.addEventListener("resync", () => {
+    refresh();
+    if (state.current !== null) loadPersons();
+    loadSessions(true);
+  });
 }
 
 document.addEventListener("DOMContentLoaded", async () => {
