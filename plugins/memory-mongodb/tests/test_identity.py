@@ -1,14 +1,16 @@
-"""Message ids on MongoDB: documents stored before ids existed, and imports that lose a race.
+"""Message ids on MongoDB: documents stored before ids existed, races for one id.
 
 The kit (test_conformance.py) checks the rules of docs/reference/memory-contract.md
 ("Message identity") on new data; these tests check what only this store has: documents
 written by a version without ids (an ObjectId ``_id``, no id anywhere) read with their
 ``_id`` as id, the same on every read and after reopening, and are found and deleted by it;
-and an import that loses the race for an id takes back what it had written.
+clients racing for one id store it once; an import that loses the race for an id takes back
+what it had written; a marker's id is checked before an exact archive changes anything.
 """
 
 from __future__ import annotations
 
+import asyncio
 import math
 from typing import Any
 
@@ -145,3 +147,42 @@ async def test_an_import_that_loses_the_race_for_an_id_takes_back_what_it_wrote(
     assert await memory.get_full_history("t", INF) == []
     assert [m.content for m in await memory.get_history("s")] == ["kept"]
     assert await memory.get_messages_by_ids(["new-0", "new-1", "new-2"]) == []
+
+
+async def test_clients_racing_for_one_id_store_it_once(mongo_config: MongoConfig) -> None:
+    stores = [await MongoMemory.connect(mongo_config) for _ in range(4)]
+    try:
+        results = await asyncio.gather(
+            *(
+                store.save_message(
+                    f"s{i}", Message(role="user", content=f"from {i}", timestamp=i, id="contested")
+                )
+                for i, store in enumerate(stores)
+            ),
+            return_exceptions=True,
+        )
+        assert sum(result is None for result in results) == 1
+        assert all(isinstance(r, MessageIdConflict) for r in results if r is not None)
+        winner = results.index(None)
+        [record] = await stores[0].get_messages_by_ids(["contested"])
+        assert (record.session_id, record.message.content) == (f"s{winner}", f"from {winner}")
+        assert [info.session_id for info in await stores[0].list_sessions()] == [f"s{winner}"]
+    finally:
+        for store in stores:
+            await store.close()
+
+
+async def test_a_marker_with_a_stored_id_is_refused_before_anything_changes(
+    memory: MongoMemory,
+) -> None:
+    for i in range(3):
+        await memory.save_message(
+            "s", Message(role="user", content=f"m{i}", timestamp=i, id=f"id{i}")
+        )
+    snapshot = await memory.history_snapshot("s")
+    guard = MetadataGuard(namespace="g", key="s", expected=None, data={"n": 1})
+    marker = Message(role="notice", kind="compression", content="divider", timestamp=1, id="id2")
+    with pytest.raises(MessageIdConflict):
+        await memory.archive_exact("s", snapshot.ids[:2], guard=guard, marker=marker)
+    assert [m.id for m in await memory.get_history("s", INF)] == ["id0", "id1", "id2"]
+    assert await memory.get_metadata("g", "s") is None
