@@ -131,7 +131,10 @@ class PostgresMemory(CompleteMemoryBackend):
         """Open a pool on ``config.uri`` and prepare the schema.
 
         Fails with one ``PostgresUnavailable`` (URI redacted) after about
-        ``connect_timeout_s`` when the server cannot be reached or refuses the schema.
+        ``connect_timeout_s`` when the server cannot be reached, and when it refuses the
+        schema. Migrating is not bounded by that timeout: a migration of a large table (or
+        another host's, which this one waits for) may take minutes, and giving up would roll
+        it back only to start it again at the next start.
         """
         if config.uri is None:
             raise ValueError("PostgresConfig.uri is not set")
@@ -155,9 +158,12 @@ class PostgresMemory(CompleteMemoryBackend):
         try:
             async with asyncio.timeout(timeout + 1):
                 await pool.open(wait=config.min_pool_size > 0, timeout=timeout)
-                step = "schema"
-                async with pool.connection(timeout=timeout) as conn:
-                    await migrate(conn, config.schema)
+                conn = await pool.getconn(timeout=timeout)
+            step = "schema"
+            try:
+                await migrate(conn, config.schema)
+            finally:
+                await pool.putconn(conn)
         except Exception as exc:  # any failure here means "this server is not usable"
             await pool.close()
             what = "cannot reach PostgreSQL" if step == "connect" else "cannot prepare the schema"

@@ -5,12 +5,19 @@ from __future__ import annotations
 import asyncio
 import math
 
+import attrs
 import psycopg
 import pytest
 from aalis_api_memory.errors import MessageIdConflict
 from aalis_plugin_memory_postgres import PostgresConfig, PostgresMemory, PostgresUnavailable
 from aalis_plugin_memory_postgres.codec import encode_message
-from aalis_plugin_memory_postgres.schema import MIGRATIONS, SCHEMA_VERSION, migrate, quote_schema
+from aalis_plugin_memory_postgres.schema import (
+    MIGRATIONS,
+    SCHEMA_VERSION,
+    _lock_key,
+    migrate,
+    quote_schema,
+)
 from aalis_schema_message import Message
 
 
@@ -170,5 +177,28 @@ async def test_messages_stored_before_ids_get_them_once_and_keep_them(
         ]
         assert await store.count_history("s") == 2  # "third", and the damaged row: still a row
         assert await store.get_messages_by_ids([ids[1]]) == []
+    finally:
+        await store.close()
+
+
+async def test_a_host_waits_for_a_migration_longer_than_the_connect_timeout(
+    pg_config: PostgresConfig,
+) -> None:
+    # Another host migrating a large table holds the schema's lock for longer than
+    # connect_timeout_s: this host must wait for it and start, not give up (and retry the
+    # same wait at every restart). connect_timeout_s bounds reaching the server only.
+    config = attrs.evolve(pg_config, connect_timeout_s=1)
+    assert config.uri is not None
+    async with (
+        await psycopg.AsyncConnection.connect(config.uri, autocommit=True) as other,
+        other.transaction(),
+    ):
+        await other.execute("SELECT pg_advisory_xact_lock(%s)", (_lock_key(config.schema),))
+        starting = asyncio.create_task(PostgresMemory.connect(config))
+        await asyncio.sleep(2.5)
+        assert not starting.done()
+    store = await asyncio.wait_for(starting, 10)
+    try:
+        assert await _versions(store) == [(i + 1, n) for i, (n, _s) in enumerate(MIGRATIONS)]
     finally:
         await store.close()
