@@ -76,7 +76,8 @@ class PostgresConfig:
     ones); several Aalis deployments may share one database with different schemas.
     ``min_pool_size``/``max_pool_size`` bound the connections one process keeps open;
     ``connect_timeout_s`` bounds start-up when the server cannot be reached, rather than
-    hanging the host.
+    hanging the host; a schema migration (this host's or another's) is waited for however
+    long it takes, since giving up would only roll it back.
     """
 
     uri: str | None = attrs.field(default=None, validator=_check_uri, repr=False)
