@@ -54,6 +54,7 @@ from aalis_schema_message import Message, now_ms
 
 from aalis_core.capability import CapabilityAbsent
 from aalis_plugin_memory_summary.backoff import Backoff
+from aalis_plugin_memory_summary.check import vetted
 from aalis_plugin_memory_summary.config import (
     MemorySummaryConfig,
     check_non_negative_int,
@@ -421,11 +422,10 @@ class SummaryCompression:
         )
         try:
             if positions:
-                text, choice = await self._summarise(
-                    summariser, previous, snapshot, positions, split, groups, history_limit
+                text, choice, model_id = await self._summarise(
+                    job, summariser, previous, snapshot, positions, split, groups, history_limit
                 )
                 kept = tuple(p for p in choice.positions if p not in skip)
-                model_id = summariser.id
                 record = SummaryRecord(
                     text=text,
                     covered_from=(
@@ -474,6 +474,7 @@ class SummaryCompression:
 
     async def _summarise(
         self,
+        job: _Job,
         summariser: Summariser,
         previous: SummaryRecord | None,
         snapshot: Sequence[Message],
@@ -481,7 +482,8 @@ class SummaryCompression:
         split: int,
         groups: Sequence[ToolGroup],
         history_limit: int,
-    ) -> tuple[str, KeepChoice]:
+    ) -> tuple[str, KeepChoice, str]:
+        """The summary text, the keep choice, and the id of the summariser that wrote it."""
         # 2. The summary model; nothing is written while it runs.
         try:
             async with asyncio.timeout(self._config.timeout):
@@ -497,6 +499,17 @@ class SummaryCompression:
             raise CompressionError("model_failed", f"{summariser.id}: {_error_text(exc)}") from exc
         if not reply.summary.strip():
             raise CompressionError("model_failed", f"{summariser.id} returned an empty summary")
+        # A model summary that cannot carry its span is never committed (check.py).
+        reply, model_id = await vetted(
+            summariser,
+            reply,
+            previous.text if previous else None,
+            snapshot,
+            positions,
+            on_rejected=self._config.on_rejected_summary,
+            log=self._log,
+            session_id=job.session_id,
+        )
         # 3. The keep list, capped.
         choice = select_keep(
             snapshot,
@@ -506,7 +519,7 @@ class SummaryCompression:
             history_limit=history_limit,
             groups=groups,
         )
-        return reply.summary.strip(), choice
+        return reply.summary.strip(), choice, model_id
 
     async def _covered_ids(
         self, memory: MemoryService, sid: str, summary_data: dict[str, Any] | None
