@@ -51,6 +51,7 @@ from aalis_api_memory.service import (
     CrossSession,
     FullHistory,
     FullMemoryService,
+    Leases,
     MemoryService,
     MetadataKeys,
     Rewrite,
@@ -59,6 +60,7 @@ from aalis_api_memory.service import (
 )
 from aalis_api_memory.turn import (
     PromptPlan,
+    TurnBusy,
     TurnError,
     TurnModel,
     TurnModelFailed,
@@ -119,6 +121,7 @@ __all__ = [
     "HeldMemory",
     "HistorySnapshot",
     "Holding",
+    "Leases",
     "LoopBridge",
     "MemoryBackend",
     "MemoryProviderPlugin",
@@ -143,6 +146,7 @@ __all__ = [
     "SyncMemory",
     "TextRef",
     "Transfer",
+    "TurnBusy",
     "TurnError",
     "TurnModel",
     "TurnModelFailed",

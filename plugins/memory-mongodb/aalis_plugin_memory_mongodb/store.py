@@ -6,6 +6,7 @@ Layout (``<prefix>`` is ``collection_prefix``):
   role, kind, platform, body}``; ``body`` is the rest of ``Message.to_json()`` as real
   subdocuments (see ``codec``). A session's order is ``(timestamp, seq)``.
 * ``<prefix>metadata``: one document per entry, ``{namespace, key, data, updated_at}``.
+* ``<prefix>leases``: ``{_id: <lease name>, holder, expires_at}`` (``leases.py``).
 * ``<prefix>counters``: ``{_id: "messages", seq}``, the insertion sequence. One
   ``find_one_and_update`` with ``$inc`` per save (per import batch) is atomic on every
   topology, so two processes saving at the same millisecond still get a strict order.
@@ -80,6 +81,7 @@ from aalis_plugin_memory_mongodb.codec import (
     unescape_str,
 )
 from aalis_plugin_memory_mongodb.config import MongoConfig
+from aalis_plugin_memory_mongodb.leases import MongoLeases
 from aalis_plugin_memory_mongodb.locking import ReadWriteLock
 from aalis_plugin_memory_mongodb.redaction import Redactor
 
@@ -153,6 +155,7 @@ class MongoMemory(CompleteMemoryBackend):
         self._messages: AsyncCollection[Document] = db[f"{config.collection_prefix}messages"]
         self._metadata: AsyncCollection[Document] = db[f"{config.collection_prefix}metadata"]
         self._counters: AsyncCollection[Document] = db[f"{config.collection_prefix}counters"]
+        self._leases = MongoLeases(db[f"{config.collection_prefix}leases"])
         #: The caps of the two bounded queries (the conformance kit reads them).
         self.range_query_limit = config.range_query_limit
         self.cross_session_max_limit = config.cross_session_max_limit
@@ -441,6 +444,14 @@ class MongoMemory(CompleteMemoryBackend):
             await self._metadata.delete_one({**flt, "rev": rev})
         else:
             await self._metadata.replace_one({**flt, "rev": rev}, previous)
+
+    # -- leases (aalis_api_memory.leases; the operations are in leases.py) ----------------
+
+    async def _acquire_lease(self, name: str, holder: str, ttl_ms: int, now: int) -> bool:
+        return await self._leases.acquire(name, holder, ttl_ms, now)
+
+    async def _release_lease(self, name: str, holder: str) -> bool:
+        return await self._leases.release(name, holder)
 
     async def _clear_all(self) -> None:
         await self._messages.delete_many({})

@@ -71,6 +71,17 @@ MIGRATIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
             )""",
         ),
     ),
+    (
+        # Leases (aalis_api_memory.leases, leases.py): the turn lease of ``run_turn``.
+        "0002_leases",
+        (
+            """CREATE TABLE {s}.leases (
+                name text COLLATE "C" PRIMARY KEY,
+                holder text COLLATE "C" NOT NULL,
+                expires_at timestamptz NOT NULL
+            )""",
+        ),
+    ),
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)
