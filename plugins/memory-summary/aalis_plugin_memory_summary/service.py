@@ -127,6 +127,8 @@ class _Job:
     clears_summary: bool = False
     changed: bool = False
     committed: bool = False
+    #: Active conversation messages the triggering ``token_usage`` described (0: unknown).
+    seen_messages: int = 0
 
 
 def _error_text(exc: BaseException) -> str:
@@ -395,6 +397,17 @@ class SummaryCompression:
         except Exception as exc:
             raise CompressionError("read_failed", _error_text(exc)) from exc
         previous = record_from_json(previous_data)
+        if _shrunk(job, snapshot):
+            # The usage that triggered this run described a longer history: another process
+            # (or host) compressed or cleared it since. What is left is not what crossed
+            # the line; compressing it would summarise a handful of fresh messages.
+            self._log.info(
+                "auto compression skipped: the history shrank since its usage was measured",
+                session_id=sid,
+                measured=job.seen_messages,
+                now=sum(1 for m in snapshot if not m.is_control),
+            )
+            return CompressionOutcome(sid, job.reason, None, 0, (), None)
 
         # Messages the stored summary already covers (a commit that stopped after saving the
         # summary): archived with this commit, never shown to the model again.
@@ -815,6 +828,7 @@ class SummaryCompression:
         if self._closing or session_id in self._jobs or self.backoff.blocked(session_id):
             return None
         job = self._claim(session_id, "auto", platform)
+        job.seen_messages = usage.history_messages
         task = asyncio.create_task(self._auto(job), name=f"aalis-compress-{session_id}")
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
@@ -890,6 +904,13 @@ class SummaryCompression:
                 job.cancelled = True
                 job.clears_summary = job.clears_summary or clears_summary
         self.backoff.reset(wanted)
+
+
+def _shrunk(job: _Job, snapshot: Sequence[Message]) -> bool:
+    """Whether the active history holds fewer conversation messages than the usage said."""
+    if not job.seen_messages:
+        return False
+    return sum(1 for m in snapshot if not m.is_control) < job.seen_messages
 
 
 def _latest(previous: int | None, newest: int | None) -> int | None:
