@@ -60,6 +60,10 @@ class LeaseWaitTimeout(AalisMemoryError):
     """``hold_turn`` waited its whole bound and another holder still had the lease."""
 
 
+class LeaseFailed(AalisMemoryError):
+    """The store could not answer ``acquire_lease`` (the cause is chained)."""
+
+
 def check_lease_key(value: object, what: str) -> str:
     """A lease name or holder: a non-empty ``str`` of at most ``MAX_LEASE_KEY`` characters."""
     if not isinstance(value, str):
@@ -181,7 +185,7 @@ async def hold_turn(
     deadline = time.monotonic() + wait_s
     pause = POLL_FIRST_S
     told = False
-    while not await leases.acquire_lease(name, holder, ttl_ms):
+    while not await _try(leases, name, holder, ttl_ms):
         if not told:
             told = True
             if on_wait is not None:
@@ -207,6 +211,14 @@ async def hold_turn(
                 log.warning("turn lease not released", session_id=session_id, error=str(exc))
 
 
+async def _try(leases: Leases, name: str, holder: str, ttl_ms: int) -> bool:
+    try:
+        return bool(await leases.acquire_lease(name, holder, ttl_ms))
+    except Exception as exc:
+        text = " ".join(str(exc).split()) or type(exc).__name__
+        raise LeaseFailed(f"the turn lease {name!r} could not be taken: {text}") from exc
+
+
 async def _renew(leases: Leases, name: str, holder: str, ttl_ms: int, log: Any) -> None:
     while True:
         await asyncio.sleep(ttl_ms / 3000)
@@ -229,6 +241,7 @@ async def _call(fn: Callable[[], Awaitable[None] | None]) -> None:
 __all__ = [
     "MAX_LEASE_KEY",
     "TURN_LEASE_TTL_MS",
+    "LeaseFailed",
     "LeaseWaitTimeout",
     "Leases",
     "WithLeases",

@@ -24,7 +24,7 @@ from aalis_schema_message import Message
 
 from aalis_api_memory.compression import CompressionError, CompressionService, CompressionUsage
 from aalis_api_memory.errors import AalisMemoryError
-from aalis_api_memory.leases import LeaseWaitTimeout, hold_turn
+from aalis_api_memory.leases import LeaseFailed, LeaseWaitTimeout, hold_turn
 from aalis_api_memory.saving import SESSION_CLOCK, SessionClock, announce_saved, stamped
 from aalis_api_memory.service import FullHistory, MemoryService, supports
 from aalis_api_memory.tokens import estimate_message_tokens, estimate_text_tokens
@@ -362,6 +362,8 @@ async def run_turn(
             )
     except LeaseWaitTimeout as exc:
         raise TurnBusy(f"{exc}; try again later") from exc
+    except LeaseFailed as exc:
+        raise TurnError(str(exc)) from exc
 
 
 def _log(host: HostServices) -> Any:

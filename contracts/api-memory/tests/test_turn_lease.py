@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from aalis_api_memory import TurnBusy, TurnSettings, memory, run_turn
+from aalis_api_memory import TurnBusy, TurnError, TurnSettings, memory, run_turn
 from aalis_api_memory.leases import hold_turn, turn_lease_name
 from aalis_schema_message import Message
 
@@ -144,6 +144,33 @@ async def test_a_failing_turn_releases_the_lease(tmp_path: Path) -> None:
         with pytest.raises(Exception, match="endpoint down"):
             await run_turn(host, store, Failing(), "s", "q")
         assert await store.acquire_lease(turn_lease_name("s"), "next", 60_000) is True
+
+
+class BrokenLeases:
+    """A store whose lease table cannot be reached (everything else delegated)."""
+
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+    async def acquire_lease(self, name: str, holder: str, ttl_ms: int) -> bool:
+        raise OSError("lease table unreadable")
+
+    async def release_lease(self, name: str, holder: str) -> bool:
+        raise OSError("lease table unreadable")
+
+
+async def test_a_store_that_cannot_take_the_lease_is_a_turn_error_and_saves_nothing(
+    tmp_path: Path,
+) -> None:
+    async with running_host([inmemory.MemoryInmemory()], data_dir=tmp_path) as host:
+        store = host.capability(memory).use
+        with pytest.raises(TurnError, match="lease table unreadable") as info:
+            await run_turn(host, BrokenLeases(store), HeldModel(), "s", "hello")
+        assert not isinstance(info.value, TurnBusy)
+        assert await store.get_history("s", math.inf) == []
 
 
 class WithoutLeases:

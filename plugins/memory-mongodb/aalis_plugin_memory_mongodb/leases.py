@@ -45,4 +45,16 @@ class MongoLeases:
         return result.deleted_count == 1
 
 
-__all__ = ["MongoLeases"]
+class MongoLeaseMethods:
+    """The ``Leases`` storage methods of ``MongoMemory`` (its ``_leases``)."""
+
+    _leases: MongoLeases
+
+    async def _acquire_lease(self, name: str, holder: str, ttl_ms: int, now: int) -> bool:
+        return await self._leases.acquire(name, holder, ttl_ms, now)
+
+    async def _release_lease(self, name: str, holder: str) -> bool:
+        return await self._leases.release(name, holder)
+
+
+__all__ = ["MongoLeaseMethods", "MongoLeases"]

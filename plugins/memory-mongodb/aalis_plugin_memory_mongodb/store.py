@@ -81,7 +81,7 @@ from aalis_plugin_memory_mongodb.codec import (
     unescape_str,
 )
 from aalis_plugin_memory_mongodb.config import MongoConfig
-from aalis_plugin_memory_mongodb.leases import MongoLeases
+from aalis_plugin_memory_mongodb.leases import MongoLeaseMethods, MongoLeases
 from aalis_plugin_memory_mongodb.locking import ReadWriteLock
 from aalis_plugin_memory_mongodb.redaction import Redactor
 
@@ -123,7 +123,7 @@ def _count(limit: Limit) -> int:
     return 0 if limit == math.inf else int(limit)
 
 
-class MongoMemory(CompleteMemoryBackend):
+class MongoMemory(MongoLeaseMethods, CompleteMemoryBackend):
     """A ``MemoryService`` with every optional method and extension, on one MongoDB database.
 
     Build it with ``await MongoMemory.connect(config)`` (which pings and creates indexes), or
@@ -444,14 +444,6 @@ class MongoMemory(CompleteMemoryBackend):
             await self._metadata.delete_one({**flt, "rev": rev})
         else:
             await self._metadata.replace_one({**flt, "rev": rev}, previous)
-
-    # -- leases (aalis_api_memory.leases; the operations are in leases.py) ----------------
-
-    async def _acquire_lease(self, name: str, holder: str, ttl_ms: int, now: int) -> bool:
-        return await self._leases.acquire(name, holder, ttl_ms, now)
-
-    async def _release_lease(self, name: str, holder: str) -> bool:
-        return await self._leases.release(name, holder)
 
     async def _clear_all(self) -> None:
         await self._messages.delete_many({})

@@ -53,4 +53,20 @@ async def release_lease(conn: AsyncConnection[Any], sql: LeaseSql, name: str, ho
     return await cursor.fetchone() is not None
 
 
-__all__ = ["LeaseSql", "acquire_lease", "release_lease"]
+class PostgresLeases:
+    """The ``Leases`` storage methods of ``PostgresMemory`` (its ``pool`` and ``_lease_sql``)."""
+
+    pool: Any
+    _lease_sql: LeaseSql
+
+    async def _acquire_lease(self, name: str, holder: str, ttl_ms: int, now: int) -> bool:
+        # ``now`` (the caller's clock) is not used: the server's clock decides expiry.
+        async with self.pool.connection() as conn:
+            return await acquire_lease(conn, self._lease_sql, name, holder, ttl_ms)
+
+    async def _release_lease(self, name: str, holder: str) -> bool:
+        async with self.pool.connection() as conn:
+            return await release_lease(conn, self._lease_sql, name, holder)
+
+
+__all__ = ["LeaseSql", "PostgresLeases", "acquire_lease", "release_lease"]

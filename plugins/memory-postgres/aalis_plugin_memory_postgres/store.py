@@ -63,7 +63,7 @@ from aalis_plugin_memory_postgres.codec import (
 )
 from aalis_plugin_memory_postgres.config import PostgresConfig
 from aalis_plugin_memory_postgres.exact import ExactSql, archive_exact, message_id
-from aalis_plugin_memory_postgres.leases import LeaseSql, acquire_lease, release_lease
+from aalis_plugin_memory_postgres.leases import LeaseSql, PostgresLeases
 from aalis_plugin_memory_postgres.redaction import Redactor
 from aalis_plugin_memory_postgres.schema import migrate, quote_schema
 
@@ -194,7 +194,7 @@ class _Sql:
         self.namespaces = f"SELECT DISTINCT namespace FROM {md} ORDER BY namespace"
 
 
-class PostgresMemory(CompleteMemoryBackend):
+class PostgresMemory(PostgresLeases, CompleteMemoryBackend):
     """Per-session history and metadata in one PostgreSQL schema, shared by any number of hosts.
 
     ``await PostgresMemory.connect(PostgresConfig(uri=...))`` opens the pool and creates or
@@ -212,7 +212,7 @@ class PostgresMemory(CompleteMemoryBackend):
         self.cross_session_max_limit = config.cross_session_max_limit
         self._sql = _Sql(config.schema)
         self._exact = ExactSql(config.schema)
-        self._leases = LeaseSql(config.schema)
+        self._lease_sql = LeaseSql(config.schema)
         self._redactor = Redactor(config.uri)
         self._logger = (
             logger if logger is not None else structlog.get_logger("aalis.memory-postgres")
@@ -373,17 +373,6 @@ class PostgresMemory(CompleteMemoryBackend):
             await conn.execute(self._sql.lock_session, (sid,))
             await conn.execute(self._sql.clear_messages, (sid,))
             await conn.execute(self._sql.clear_stats, (sid,))
-
-    # -- leases (aalis_api_memory.leases; the SQL is in leases.py) ------------------------
-
-    async def _acquire_lease(self, name: str, holder: str, ttl_ms: int, now: int) -> bool:
-        # ``now`` (the caller's clock) is not used: the server's clock decides expiry.
-        async with self.pool.connection() as conn:
-            return await acquire_lease(conn, self._leases, name, holder, ttl_ms)
-
-    async def _release_lease(self, name: str, holder: str) -> bool:
-        async with self.pool.connection() as conn:
-            return await release_lease(conn, self._leases, name, holder)
 
     async def _clear_all(self) -> None:
         # Counters first: that waits for every in-flight write holding a session's row; the
