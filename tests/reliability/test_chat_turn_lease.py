@@ -7,7 +7,9 @@ shows questions and replies out of pairs. Each turn holds the session's turn lea
 
 Real subprocesses of ``aalis chat --script`` on a shared SQLite data directory, the offline
 stand-in as the model: it echoes the newest user message it was shown (``You said: "..."``),
-which is how the test sees what each model was asked.
+which is how the test sees what each model was asked. Automatic compression runs beside the
+turns (count line 50), so the test also sees that no process compressed the few messages
+another process's compression had left.
 """
 
 from __future__ import annotations
@@ -107,4 +109,13 @@ def test_three_chat_processes_on_one_session_take_turns(tmp_path: Path) -> None:
         ):
             misplaced.append(index)
     assert not misplaced, f"{len(misplaced)} replies do not follow their question"
+
+    # Automatic compression (count line 50) compressed long stretches only: a process whose
+    # usage figures predate another process's compression does not compress what is left.
+    dividers = [
+        r["metadata"] for r in records if r.get("kind") == "event-marker" and r.get("metadata")
+    ]
+    archived = [d.get("archived") for d in dividers if d.get("event") == "compression"]
+    assert archived, "no automatic compression ran"
+    assert min(archived) >= 10, f"compressions archived {archived} messages"
     assert elapsed < 60
