@@ -54,6 +54,9 @@ POLL_MAX_S = 0.2
 
 #: Longest lease name and holder accepted (both are stored as keys).
 MAX_LEASE_KEY = 1024
+#: Longest ttl accepted: a week. A lease is renewed while its work runs; a longer one would
+#: only keep a crashed holder's lease alive (and overflow some stores' date arithmetic).
+MAX_TTL_MS = 7 * 24 * 3600 * 1000
 
 
 class LeaseWaitTimeout(AalisMemoryError):
@@ -77,8 +80,8 @@ def check_ttl_ms(value: object) -> int:
     """A lease's time to live: a positive ``int`` of milliseconds (bools refused)."""
     if isinstance(value, bool) or not isinstance(value, int):
         raise TypeError(f"ttl_ms must be an int (milliseconds), got {type(value).__name__}")
-    if value <= 0 or value > 2**62:
-        raise ValueError(f"ttl_ms must be a positive number of milliseconds, got {value}")
+    if value <= 0 or value > MAX_TTL_MS:
+        raise ValueError(f"ttl_ms must be 1 to {MAX_TTL_MS} milliseconds (a week), got {value}")
     return value
 
 
@@ -240,6 +243,7 @@ async def _call(fn: Callable[[], Awaitable[None] | None]) -> None:
 
 __all__ = [
     "MAX_LEASE_KEY",
+    "MAX_TTL_MS",
     "TURN_LEASE_TTL_MS",
     "LeaseFailed",
     "LeaseWaitTimeout",

@@ -26,6 +26,7 @@ BAD_ARGUMENTS = [
     (("n", 7, LONG), TypeError),
     (("n", "h", 0), ValueError),
     (("n", "h", -5), ValueError),
+    (("n", "h", 8 * 24 * 3600 * 1000), ValueError),  # more than a week
     (("n", "h", True), TypeError),
     (("n", "h", 1.5), TypeError),
     (("n", "h", "100"), TypeError),
