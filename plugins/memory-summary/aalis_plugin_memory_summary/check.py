@@ -16,22 +16,18 @@ deterministic:
   AI" disclaimer, an error message or an HTTP error body (English and Chinese). Only the
   start is read: a real summary may well say that the user apologised.
 
-The extractive summariser is never checked: it is what a rejected summary falls back to.
+The extractive summariser is never checked: it is what a rejected summary falls back to
+(``fallback.py``). A span summarised in several chunks is checked chunk by chunk
+(``summarisers.LlmSummariser``), so a chunk answered "OK." cannot hide behind a good last one.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
-from typing import Any
 
 import attrs
-from aalis_api_memory import CompressionError
-from aalis_api_memory.tokens import estimate_text_tokens, model_text
-from aalis_schema_message import Message
-
-from aalis_plugin_memory_summary.prompt import ParsedReply
-from aalis_plugin_memory_summary.summarisers import ExtractiveSummariser, LlmSummariser, Summariser
+from aalis_api_memory.errors import AalisMemoryError
+from aalis_api_memory.tokens import estimate_text_tokens
 
 #: Below this many carried tokens there is no length floor: a span of a greeting or two can
 #: honestly be summarised in a couple of words.
@@ -134,70 +130,12 @@ def check_summary(text: str, carried_tokens: int) -> Verdict:
     return Verdict(True)
 
 
-def carried_tokens(
-    previous: str | None, snapshot: Sequence[Message], positions: Sequence[int]
-) -> int:
-    """What a summary of ``positions`` has to carry: the previous summary and the span's texts."""
-    return estimate_text_tokens(previous or "") + sum(
-        estimate_text_tokens(model_text(snapshot[p])) for p in positions
-    )
+class SummaryRejected(AalisMemoryError):
+    """A model's summary failed the check; ``reason`` says why (see ``check_summary``)."""
 
-
-def fallback_id(model_id: str, reason: str) -> str:
-    """The summariser id a fallback summary is recorded under (``SummaryRecord.model``)."""
-    return f"{ExtractiveSummariser.id} (fallback: {model_id} summary rejected: {reason})"
-
-
-async def vetted(
-    summariser: Summariser,
-    reply: ParsedReply,
-    previous: str | None,
-    snapshot: Sequence[Message],
-    positions: Sequence[int],
-    *,
-    on_rejected: str,
-    log: Any,
-    session_id: str,
-) -> tuple[ParsedReply, str]:
-    """``reply`` and its summariser's id when the summary passes, else the fallback's.
-
-    Only a model's summary is checked. A rejected one is replaced by the extractive
-    summary of the same span (``on_rejected == "extractive"``), recorded under
-    ``fallback_id``, or fails the compression as ``model_failed`` (``"fail"``); either way
-    the rejected text is never committed.
-    """
-    if not isinstance(summariser, LlmSummariser):
-        return reply, summariser.id
-    verdict = check_summary(reply.summary, carried_tokens(previous, snapshot, positions))
-    if verdict.ok:
-        return reply, summariser.id
-    if on_rejected != "extractive":
-        log.warning(
-            "model summary rejected",
-            session_id=session_id,
-            model=summariser.id,
-            reason=verdict.reason,
-            fallback=None,
-        )
-        raise CompressionError(
-            "model_failed", f"{summariser.id} summary rejected: {verdict.reason}"
-        )
-    log.warning(
-        "model summary rejected, using the extractive summary instead",
-        session_id=session_id,
-        model=summariser.id,
-        reason=verdict.reason,
-        fallback=ExtractiveSummariser.id,
-    )
-    try:
-        fallback = await ExtractiveSummariser().summarise(previous, snapshot, positions)
-    except Exception as exc:
-        raise CompressionError(
-            "model_failed",
-            f"{summariser.id} summary rejected ({verdict.reason}) and the extractive fallback"
-            f" failed: {exc}",
-        ) from exc
-    return fallback, fallback_id(summariser.id, verdict.reason)
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
 
 
 __all__ = [
@@ -205,11 +143,9 @@ __all__ = [
     "FLOOR_FROM_TOKENS",
     "FLOOR_MIN_TOKENS",
     "FLOOR_RATIO",
+    "SummaryRejected",
     "Verdict",
-    "carried_tokens",
     "check_summary",
-    "fallback_id",
     "refusal_of",
     "summary_floor",
-    "vetted",
 ]

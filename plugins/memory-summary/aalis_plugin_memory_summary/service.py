@@ -54,12 +54,14 @@ from aalis_schema_message import Message, now_ms
 
 from aalis_core.capability import CapabilityAbsent
 from aalis_plugin_memory_summary.backoff import Backoff
-from aalis_plugin_memory_summary.check import vetted
+from aalis_plugin_memory_summary.check import SummaryRejected
 from aalis_plugin_memory_summary.config import (
     MemorySummaryConfig,
     check_non_negative_int,
     check_ratio,
 )
+from aalis_plugin_memory_summary.fallback import vetted
+from aalis_plugin_memory_summary.prompt import ParsedReply
 from aalis_plugin_memory_summary.records import (
     LINES_NAMESPACE,
     PENDING_NAMESPACE,
@@ -498,11 +500,15 @@ class SummaryCompression:
     ) -> tuple[str, KeepChoice, str]:
         """The summary text, the keep choice, and the id of the summariser that wrote it."""
         # 2. The summary model; nothing is written while it runs.
+        reply: ParsedReply | None = None
+        rejected: str | None = None
         try:
             async with asyncio.timeout(self._config.timeout):
                 reply = await summariser.summarise(
                     previous.text if previous else None, snapshot, positions
                 )
+        except SummaryRejected as exc:
+            rejected = exc.reason
         except TimeoutError:
             raise CompressionError(
                 "model_failed",
@@ -510,7 +516,7 @@ class SummaryCompression:
             ) from None
         except Exception as exc:
             raise CompressionError("model_failed", f"{summariser.id}: {_error_text(exc)}") from exc
-        if not reply.summary.strip():
+        if reply is not None and not reply.summary.strip():
             raise CompressionError("model_failed", f"{summariser.id} returned an empty summary")
         # A model summary that cannot carry its span is never committed (check.py).
         reply, model_id = await vetted(
@@ -522,6 +528,7 @@ class SummaryCompression:
             on_rejected=self._config.on_rejected_summary,
             log=self._log,
             session_id=job.session_id,
+            rejected=rejected,
         )
         # 3. The keep list, capped.
         choice = select_keep(

@@ -87,6 +87,30 @@ async def test_a_summary_that_cannot_carry_its_span_is_replaced_by_the_extractiv
 
 
 @STORES
+async def test_a_chunk_answered_ok_cannot_hide_behind_a_good_last_chunk(make_env: Any) -> None:
+    async with make_env() as env:
+        env.model.context_window = 3000  # a few hundred tokens of transcript per call
+        for i in range(40):
+            await env.memory.save_message(
+                SID,
+                Message(
+                    role="user",
+                    content=f"Note {i}: flight LH{400 + i} to Berlin, seat {i}A. " + "words " * 8,
+                    timestamp=1000 + i,
+                ),
+            )
+        good = "The user listed flights LH400 onwards to Berlin with their seats."
+        env.model.replies.extend([reply("OK."), *(reply(good) for _ in range(30))])
+        await env.service.compress(SID)
+        assert len(env.model.calls) == 1  # the first chunk's answer stopped the model
+        record = await env.service.summary(SID)
+        assert record is not None
+        assert record.text.startswith(HEADER)
+        assert "LH400" in record.text  # the first chunk's messages are carried
+        assert record.model.startswith(f"extractive (fallback: {MODEL} summary rejected: too")
+
+
+@STORES
 async def test_an_empty_summary_still_fails_and_archives_nothing(make_env: Any) -> None:
     async with make_env() as env:
         before = await forty(env)
