@@ -85,6 +85,7 @@ NEEDS: dict[str, list[str]] = {
         "aalis_plugin_memory_inmemory",
         "aalis_plugin_chat",
     ],
+    "summary_length": ["aalis_plugin_memory_summary", "aalis_plugin_chat"],
     "compression_cost": ["aalis_plugin_memory_summary", "aalis_plugin_memory_sqlite"],
     "recall_quality": ["aalis_plugin_memory_vector", "aalis_plugin_memory_inmemory"],
     "recall_speed": ["aalis_plugin_vectorstore_sqlite", "numpy"],
@@ -227,3 +228,11 @@ def test_compression_cost_compresses_every_size(run_benchmark: Any) -> None:
         assert row["cpu_us_per_message"] > 0
         assert row["wall_us_per_message"] > 0
     assert {t["name"].split(" ")[0] for t in report["targets"]} == {"cpu", "wall", "compress"}
+
+
+def test_the_summary_floor_sits_below_every_summary_of_the_data(run_benchmark: Any) -> None:
+    """The length check of a model's summary rejects none of the benchmark's summaries."""
+    report = run_benchmark("summary_length")
+    assert report["ratios"]["extractive_below_floor"] == 0
+    assert report["ratios"]["facts_below_floor"] == 0
+    assert all(target["met"] for target in report["targets"])

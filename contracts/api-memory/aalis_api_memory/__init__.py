@@ -53,6 +53,7 @@ from aalis_api_memory.service import (
     CrossSession,
     FullHistory,
     FullMemoryService,
+    Leases,
     MemoryService,
     MessagesById,
     MetadataKeys,
@@ -62,6 +63,7 @@ from aalis_api_memory.service import (
 )
 from aalis_api_memory.turn import (
     PromptPlan,
+    TurnBusy,
     TurnError,
     TurnModel,
     TurnModelFailed,
@@ -123,6 +125,7 @@ __all__ = [
     "HeldMemory",
     "HistorySnapshot",
     "Holding",
+    "Leases",
     "LoopBridge",
     "MemoryBackend",
     "MemoryProviderPlugin",
@@ -152,6 +155,7 @@ __all__ = [
     "SyncMemory",
     "TextRef",
     "Transfer",
+    "TurnBusy",
     "TurnError",
     "TurnModel",
     "TurnModelFailed",

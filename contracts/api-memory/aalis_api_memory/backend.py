@@ -12,7 +12,7 @@ walk-through is docs/backends/implementing.md.
 
 **Optional methods** come in groups, one mixin per group of the contract (``WithFullHistory``,
 ``WithClearAll``, ``WithCrossSession``, ``WithRewrite``, ``WithMetadataKeys``, ``WithTransfer``,
-``WithExactArchiving``, ``WithMessagesById``: the group's name after ``With``, with the same methods). A backend
+``WithExactArchiving``, ``WithMessagesById``, ``WithLeases``: the group's name after ``With``, with the same methods). A backend
 lists the mixins of the groups it implements, and each mixin's protected methods are
 abstract, so a backend that names a group but misses one of its methods cannot be
 instantiated. A group a backend does not list is simply absent:
@@ -55,6 +55,7 @@ from aalis_api_memory.exact import (
     check_ids,
     check_marker,
 )
+from aalis_api_memory.leases import WithLeases
 from aalis_api_memory.types import (
     MetadataEntry,
     MetadataOp,
@@ -574,6 +575,7 @@ class CompleteMemoryBackend(
     WithTransfer,
     WithExactArchiving,
     WithMessagesById,
+    WithLeases,
 ):
     """A backend with every optional group: implement every protected method."""
 
@@ -597,6 +599,7 @@ OPTIONAL_MIXINS: tuple[type[ABC], ...] = (
     WithTransfer,
     WithExactArchiving,
     WithMessagesById,
+    WithLeases,
 )
 
 __all__ = [
@@ -614,6 +617,7 @@ __all__ = [
     "WithCrossSession",
     "WithExactArchiving",
     "WithFullHistory",
+    "WithLeases",
     "WithMessagesById",
     "WithMetadataKeys",
     "WithRewrite",

@@ -2,7 +2,7 @@
 
 ``MemoryService`` lists the required methods. The optional ones come in groups, one
 ``Protocol`` each (``FullHistory``, ``ClearAll``, ``CrossSession``, ``Rewrite``,
-``MetadataKeys``, ``Transfer``, ``ExactArchiving``, ``MessagesById``); a backend offers a group whole or
+``MetadataKeys``, ``Transfer``, ``ExactArchiving``, ``MessagesById``, ``Leases``); a backend offers a group whole or
 leaves it out. Every group extends ``MemoryService``, so a consumer writes::
 
     if supports(memory, FullHistory):
@@ -259,6 +259,25 @@ class MessagesById(MemoryService, Protocol):
 
 
 @runtime_checkable
+class Leases(MemoryService, Protocol):
+    """Named, expiring leases held in the store: one holder at a time, across processes.
+
+    ``run_turn`` holds ``turn:<session id>`` so two processes never interleave a turn; the
+    rules and the clock are in ``aalis_api_memory.leases`` and docs/reference/memory-contract.md
+    ("Leases").
+    """
+
+    async def acquire_lease(self, name: str, holder: str, ttl_ms: int) -> bool:
+        """Take (or renew, when ``holder`` already holds it) lease ``name`` for ``ttl_ms``;
+        False, changing nothing, while another holder's lease has not expired. Atomic."""
+        ...
+
+    async def release_lease(self, name: str, holder: str) -> bool:
+        """Give lease ``name`` up when ``holder`` holds it; False (nothing changed) otherwise."""
+        ...
+
+
+@runtime_checkable
 class FullMemoryService(
     FullHistory,
     ClearAll,
@@ -268,6 +287,7 @@ class FullMemoryService(
     Transfer,
     ExactArchiving,
     MessagesById,
+    Leases,
     Protocol,
 ):
     """Every required and optional method: each backend of this repository implements it."""
@@ -283,6 +303,7 @@ OPTIONAL_GROUPS: tuple[type[MemoryService], ...] = (
     Transfer,
     ExactArchiving,
     MessagesById,
+    Leases,
 )
 
 
@@ -375,6 +396,7 @@ __all__ = [
     "ExactArchiving",
     "FullHistory",
     "FullMemoryService",
+    "Leases",
     "Limit",
     "MemoryService",
     "MessagesById",

@@ -24,6 +24,7 @@ from aalis_schema_message import Message
 
 from aalis_api_memory.compression import CompressionError, CompressionService, CompressionUsage
 from aalis_api_memory.errors import AalisMemoryError
+from aalis_api_memory.leases import LeaseFailed, LeaseWaitTimeout, hold_turn
 from aalis_api_memory.person import Person, PersonLike
 from aalis_api_memory.saving import SESSION_CLOCK, SessionClock, announce_saved, stamped
 from aalis_api_memory.service import FullHistory, MemoryService, supports
@@ -31,6 +32,7 @@ from aalis_api_memory.tokens import estimate_message_tokens, estimate_text_token
 from aalis_core.capability import CapabilityAbsent
 from aalis_core.config.validators import positive_int, positive_seconds
 from aalis_core.host_services import HostServices
+from aalis_core.logging import get_logger
 
 if TYPE_CHECKING:
     from aalis_core.handles import Handle
@@ -98,6 +100,9 @@ class TurnSettings:
     #: Seconds one prompt contributor may take before its block is dropped for the turn.
     contribution_timeout: float = attrs.field(default=5.0, validator=positive_seconds)
     temperature: float | None = None
+    #: Seconds a turn waits for another turn of the same session (another process, another
+    #: task) to finish before it gives up with ``TurnBusy`` (docs/reference/turn.md).
+    turn_wait: float = attrs.field(default=120.0, validator=positive_seconds)
 
 
 @attrs.frozen(kw_only=True)
@@ -139,6 +144,12 @@ class TurnError(AalisMemoryError):
     def __init__(self, message: str, *, user: Message | None = None) -> None:
         super().__init__(message)
         self.user = user
+
+
+class TurnBusy(TurnError):
+    """Another turn of the session held it for the whole ``turn_wait``; nothing was saved."""
+
+    stage = "wait"
 
 
 class TurnModelFailed(TurnError):
@@ -311,6 +322,7 @@ async def run_turn(
     arrange: Callable[[Sequence[Message]], Sequence[Message]] | None = None,
     clock: SessionClock = SESSION_CLOCK,
     person: PersonLike | None = None,
+    on_wait: Callable[[], Awaitable[None] | None] | None = None,
 ) -> TurnResult:
     """Run one turn of ``session_id``: ``text`` in, the model's reply out, both saved.
 
@@ -324,12 +336,62 @@ async def run_turn(
     stamped on the user message, so recall scopes and forgetting know whose words it holds.
     Raises ``TurnError`` (nothing was asked of the model), ``TurnModelFailed`` or
     ``TurnReplyNotSaved``, each chaining the cause.
+
+    The whole turn (save the question, read the history, ask the model, save the reply)
+    holds the session's turn lease in the store (``aalis_api_memory.leases``), so two
+    callers on one session, in any processes, take turns instead of interleaving. A second
+    caller waits up to ``settings.turn_wait`` seconds (``on_wait`` is called once when it
+    starts waiting), then raises ``TurnBusy`` having saved nothing.
     """
     if not isinstance(session_id, str) or not session_id:
         raise ValueError("the session id must be a non-empty string")
     if not isinstance(text, str) or not text.strip():
         raise ValueError("a turn needs a non-empty text")
     settings = _with_speaker(settings or TurnSettings(), person)
+    try:
+        async with hold_turn(
+            memory, session_id, wait_s=settings.turn_wait, on_wait=on_wait, log=_log(host)
+        ):
+            return await _turn(
+                host,
+                memory,
+                model,
+                session_id,
+                text,
+                settings=settings,
+                compression=compression,
+                emit=emit,
+                reply_metadata=reply_metadata,
+                arrange=arrange,
+                clock=clock,
+                person=person,
+            )
+    except LeaseWaitTimeout as exc:
+        raise TurnBusy(f"{exc}; try again later") from exc
+    except LeaseFailed as exc:
+        raise TurnError(str(exc)) from exc
+
+
+def _log(host: HostServices) -> Any:
+    return get_logger("turn")
+
+
+async def _turn(
+    host: HostServices,
+    memory: MemoryService,
+    model: TurnModel,
+    session_id: str,
+    text: str,
+    *,
+    settings: TurnSettings,
+    compression: CompressionTarget | None,
+    emit: Callable[..., Awaitable[None]] | None,
+    reply_metadata: Mapping[str, Any] | None,
+    arrange: Callable[[Sequence[Message]], Sequence[Message]] | None,
+    clock: SessionClock,
+    person: PersonLike | None,
+) -> TurnResult:
+    """The turn itself, with the session's turn held (``run_turn``)."""
     send = emit if emit is not None else host.emit
     user_metadata = {"platform": settings.platform} if settings.platform is not None else None
     question = Message(role="user", content=text, metadata=user_metadata)
@@ -413,6 +475,7 @@ __all__ = [
     "ModelReply",
     "ModelUsage",
     "PromptPlan",
+    "TurnBusy",
     "TurnError",
     "TurnModel",
     "TurnModelFailed",

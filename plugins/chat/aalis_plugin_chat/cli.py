@@ -60,6 +60,7 @@ async def run_chat(session_id: str, script: list[str] | None) -> int:
         store = host.capability(memory, "chat")
         _ = store.use
         session: ChatSession = plugin.session(session_id)  # type: ignore[attr-defined]
+        session.notify = lambda line: click.echo(line, err=True)
         failed = False
         click.echo(
             f"chat in session {session_id!r} with {session.model_name}, history in "

@@ -32,6 +32,9 @@ class ChatConfig:
     stand_in_context_window: int = attrs.field(default=8192, validator=positive_int)
     #: Seconds each prompt contributor (e.g. semantic recall) may take per turn.
     contribution_timeout: float = attrs.field(default=5.0, validator=positive_seconds)
+    #: Seconds a line waits while another process (or chat) holds this session's turn,
+    #: before it fails with "busy" (docs/reference/turn.md).
+    turn_wait: float = attrs.field(default=120.0, validator=positive_seconds)
     #: ``metadata["platform"]`` of the messages this chat saves (compression profiles key);
     #: with the OS login as ``user_id``, the person its user messages are stamped with.
     platform: str = attrs.field(default="cli", validator=person_platform)

@@ -103,6 +103,9 @@ class ChatSession:
         self.last_prompt: PromptPlan | None = None
         #: The blocks other plugins contributed to the last prompt (``/recall`` shows them).
         self.last_contributions: list[PromptBlock] = []
+        #: Shows a line at once (the CLI prints it to stderr); None: the line goes with the
+        #: reply. Used while a turn waits for another process's turn of the session.
+        self.notify: Callable[[str], None] | None = None
 
     # -- what answers ---------------------------------------------------------------------
 
@@ -171,6 +174,7 @@ class ChatSession:
             history_fetch=config.history_fetch,
             platform=config.platform,
             contribution_timeout=config.contribution_timeout,
+            turn_wait=config.turn_wait,
         )
 
     async def _turn(self, text: str) -> Reply:
@@ -182,6 +186,15 @@ class ChatSession:
         model = self.model
         if model is self._stand_in:
             model = self._stand_in.answering(text)  # quotes this turn's words, no others
+        notes: list[str] = []
+
+        def waiting() -> None:
+            note = f"waiting for another turn in session {self.session_id!r} ..."
+            if self.notify is not None:
+                self.notify(note)
+            else:
+                notes.append(note)
+
         try:
             turn = await run_turn(
                 self._host,
@@ -195,14 +208,15 @@ class ChatSession:
                 reply_metadata=self._reply_metadata(model),
                 arrange=_arrange,
                 person=self.person,
+                on_wait=waiting,
             )
         except TurnReplyNotSaved as exc:
-            return Reply(out=[f"assistant> {exc.content}"], err=[f"error: {exc}"])
+            return Reply(out=[f"assistant> {exc.content}"], err=[*notes, f"error: {exc}"])
         except TurnError as exc:
-            return Reply(err=[f"error: {exc}"])
+            return Reply(err=[*notes, f"error: {exc}"])
         self.last_prompt = turn.prompt
         self.last_contributions = list(turn.prompt.contributions)
-        return Reply(out=[f"assistant> {turn.content}"])
+        return Reply(out=[f"assistant> {turn.content}"], err=notes)
 
     def _reply_metadata(self, model: ChatModel) -> dict[str, Any]:
         """The stand-in only echoes: its replies are marked so recall does not index them."""

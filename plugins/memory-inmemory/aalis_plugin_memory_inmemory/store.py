@@ -57,6 +57,8 @@ from aalis_api_memory.validation import (
 )
 from aalis_schema_message import CONTROL_KINDS, Message, now_ms
 
+from aalis_plugin_memory_inmemory.leases import LeaseTable
+
 Limit = int | float
 
 
@@ -118,6 +120,7 @@ class InMemoryMemory(CompleteMemoryBackend):
         self._seq = 0
         #: message id -> session id of every stored message
         self._ids: dict[str, str] = {}
+        self._leases = LeaseTable()
 
     # -- internals ------------------------------------------------------------------------
 
@@ -237,6 +240,14 @@ class InMemoryMemory(CompleteMemoryBackend):
     async def _clear_all(self) -> None:
         self._sessions.clear()
         self._ids.clear()
+
+    # -- leases (aalis_api_memory.leases; the table is in leases.py) ----------------------
+
+    async def _acquire_lease(self, name: str, holder: str, ttl_ms: int, now: int) -> bool:
+        return self._leases.acquire(name, holder, ttl_ms, now)
+
+    async def _release_lease(self, name: str, holder: str) -> bool:
+        return self._leases.release(name, holder)
 
     async def _get_messages_by_session_range(
         self, session_id: str, query: RangeQuery

@@ -7,6 +7,7 @@ Layout (``<prefix>`` is ``collection_prefix``):
   identity.py), ``body`` the rest of ``Message.to_json()`` as real subdocuments (see
   ``codec``). A session's order is ``(timestamp, seq)``.
 * ``<prefix>metadata``: one document per entry, ``{namespace, key, data, updated_at}``.
+* ``<prefix>leases``: ``{_id: <lease name>, holder, expires_at}`` (``leases.py``).
 * ``<prefix>counters``: ``{_id: "messages", seq}``, the insertion sequence. One
   ``find_one_and_update`` with ``$inc`` per save (per import batch) is atomic on every
   topology, so two processes saving at the same millisecond still get a strict order.
@@ -77,6 +78,7 @@ from aalis_plugin_memory_mongodb.codec import (
 )
 from aalis_plugin_memory_mongodb.config import MongoConfig
 from aalis_plugin_memory_mongodb.identity import MongoIdentity, id_keys
+from aalis_plugin_memory_mongodb.leases import MongoLeaseMethods, MongoLeases
 from aalis_plugin_memory_mongodb.locking import ReadWriteLock
 from aalis_plugin_memory_mongodb.metadata import MongoMetadata
 from aalis_plugin_memory_mongodb.redaction import Redactor
@@ -103,7 +105,7 @@ def _count(limit: Limit) -> int:
     return 0 if limit == math.inf else int(limit)
 
 
-class MongoMemory(MongoIdentity, MongoMetadata, CompleteMemoryBackend):
+class MongoMemory(MongoIdentity, MongoMetadata, MongoLeaseMethods, CompleteMemoryBackend):
     """A ``MemoryService`` with every optional method and extension, on one MongoDB database.
 
     Build it with ``await MongoMemory.connect(config)`` (which pings and creates indexes), or
@@ -135,6 +137,7 @@ class MongoMemory(MongoIdentity, MongoMetadata, CompleteMemoryBackend):
         self._messages: AsyncCollection[Document] = db[f"{config.collection_prefix}messages"]
         self._metadata: AsyncCollection[Document] = db[f"{config.collection_prefix}metadata"]
         self._counters: AsyncCollection[Document] = db[f"{config.collection_prefix}counters"]
+        self._leases = MongoLeases(db[f"{config.collection_prefix}leases"])
         #: The caps of the two bounded queries (the conformance kit reads them).
         self.range_query_limit = config.range_query_limit
         self.cross_session_max_limit = config.cross_session_max_limit

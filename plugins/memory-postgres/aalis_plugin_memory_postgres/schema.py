@@ -91,6 +91,17 @@ MIGRATIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "CREATE UNIQUE INDEX messages_id ON {s}.messages (id)",
         ),
     ),
+    (
+        # Leases (aalis_api_memory.leases, leases.py): the turn lease of ``run_turn``.
+        "0003_leases",
+        (
+            """CREATE TABLE {s}.leases (
+                name text COLLATE "C" PRIMARY KEY,
+                holder text COLLATE "C" NOT NULL,
+                expires_at timestamptz NOT NULL
+            )""",
+        ),
+    ),
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -68,6 +68,7 @@ from aalis_plugin_memory_postgres.codec import (
 )
 from aalis_plugin_memory_postgres.config import PostgresConfig
 from aalis_plugin_memory_postgres.exact import ExactSql, archive_exact, message_id
+from aalis_plugin_memory_postgres.leases import LeaseSql, PostgresLeases
 from aalis_plugin_memory_postgres.redaction import Redactor
 from aalis_plugin_memory_postgres.schema import migrate
 from aalis_plugin_memory_postgres.sql import StoreSql
@@ -103,7 +104,7 @@ def _id_conflict(exc: UniqueViolation) -> Exception:
     return MessageIdConflict(f"a message id is already stored: {exc.diag.message_detail}")
 
 
-class PostgresMemory(CompleteMemoryBackend):
+class PostgresMemory(PostgresLeases, CompleteMemoryBackend):
     """Per-session history and metadata in one PostgreSQL schema, shared by any number of hosts.
 
     ``await PostgresMemory.connect(PostgresConfig(uri=...))`` opens the pool and creates or
@@ -121,6 +122,7 @@ class PostgresMemory(CompleteMemoryBackend):
         self.cross_session_max_limit = config.cross_session_max_limit
         self._sql = StoreSql(config.schema)
         self._exact = ExactSql(config.schema)
+        self._lease_sql = LeaseSql(config.schema)
         self._redactor = Redactor(config.uri)
         self._logger = (
             logger if logger is not None else structlog.get_logger("aalis.memory-postgres")

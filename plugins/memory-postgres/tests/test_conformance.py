@@ -42,7 +42,8 @@ class TestPostgresConformance(MemoryServiceConformance):
             # A fresh store: empty tables and the insertion sequence back at its start.
             async with store.pool.connection() as conn:
                 await conn.execute(
-                    f"TRUNCATE {s}.messages, {s}.session_stats, {s}.metadata RESTART IDENTITY"
+                    f"TRUNCATE {s}.messages, {s}.session_stats, {s}.metadata, {s}.leases"
+                    " RESTART IDENTITY"
                 )
             yield store
         finally:

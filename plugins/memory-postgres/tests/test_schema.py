@@ -39,9 +39,7 @@ async def test_hosts_starting_together_on_a_new_schema_migrate_it_once(
 ) -> None:
     stores = await asyncio.gather(*(PostgresMemory.connect(pg_config) for _ in range(6)))
     try:
-        assert await _versions(stores[0]) == [
-            (i + 1, name) for i, (name, _s) in enumerate(MIGRATIONS)
-        ]
+        assert await _versions(stores[0]) == [(i + 1, m[0]) for i, m in enumerate(MIGRATIONS)]
         await asyncio.gather(
             *(
                 s.save_message("s", Message(role="user", content=str(i), timestamp=i))

@@ -40,6 +40,7 @@ from aalis_api_memory.types import (
 from aalis_schema_message import Message
 
 import aalis_plugin_memory_sqlite.exact as exact
+import aalis_plugin_memory_sqlite.leases as leases
 from aalis_plugin_memory_sqlite.backup import BackupResult, backup_database
 from aalis_plugin_memory_sqlite.bulk_writes import rewrite_plan
 from aalis_plugin_memory_sqlite.codec import message_columns
@@ -278,6 +279,14 @@ class SqliteMemory(CompleteMemoryBackend):
 
     async def _clear_all(self) -> None:
         await self._submit(Engine.clear_all)
+
+    # -- leases (aalis_api_memory.leases; the SQL is in leases.py) ------------------------
+
+    async def _acquire_lease(self, name: str, holder: str, ttl_ms: int, now: int) -> bool:
+        return await self._on_connection(leases.acquire_lease, name, holder, ttl_ms, now)
+
+    async def _release_lease(self, name: str, holder: str) -> bool:
+        return await self._on_connection(leases.release_lease, name, holder)
 
     async def _get_messages_by_session_range(
         self, session_id: str, query: RangeQuery

@@ -8,6 +8,7 @@ from typing import Any, Literal
 import attrs
 
 SummariserChoice = Literal["auto", "llm", "extractive"]
+RejectedSummaryChoice = Literal["extractive", "fail"]
 
 #: Default bound on a summary model's reply, in characters: about 20 times what the requested
 #: 1,024-token reply holds in English and 30 times in Chinese, so an honest reply always fits,
@@ -89,6 +90,10 @@ class MemorySummaryConfig:
     timeout: float = attrs.field(default=180.0, validator=_positive)
     #: A model reply longer than this (characters) is a model failure, refused before parsing.
     max_reply_chars: int = attrs.field(default=DEFAULT_MAX_REPLY_CHARS, validator=_reply_cap)
+    #: What a model summary that fails the check (empty, far too short for its span, refusal
+    #: or error text) leads to: ``extractive`` commits the offline summary instead (labelled
+    #: as a fallback); ``fail`` fails the compression as ``model_failed``, archiving nothing.
+    on_rejected_summary: RejectedSummaryChoice = "extractive"
     platforms: dict[str, PlatformProfile] = attrs.field(factory=dict)
 
 
@@ -96,6 +101,7 @@ __all__ = [
     "DEFAULT_MAX_REPLY_CHARS",
     "MemorySummaryConfig",
     "PlatformProfile",
+    "RejectedSummaryChoice",
     "SummariserChoice",
     "check_non_negative_int",
     "check_ratio",

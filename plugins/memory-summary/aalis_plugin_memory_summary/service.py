@@ -54,11 +54,14 @@ from aalis_schema_message import Message, now_ms
 
 from aalis_core.capability import CapabilityAbsent
 from aalis_plugin_memory_summary.backoff import Backoff
+from aalis_plugin_memory_summary.check import SummaryRejected
 from aalis_plugin_memory_summary.config import (
     MemorySummaryConfig,
     check_non_negative_int,
     check_ratio,
 )
+from aalis_plugin_memory_summary.fallback import vetted
+from aalis_plugin_memory_summary.prompt import ParsedReply
 from aalis_plugin_memory_summary.records import (
     LINES_NAMESPACE,
     PENDING_NAMESPACE,
@@ -126,6 +129,8 @@ class _Job:
     clears_summary: bool = False
     changed: bool = False
     committed: bool = False
+    #: Active conversation messages the triggering ``token_usage`` described (0: unknown).
+    seen_messages: int = 0
 
 
 def _error_text(exc: BaseException) -> str:
@@ -394,6 +399,17 @@ class SummaryCompression:
         except Exception as exc:
             raise CompressionError("read_failed", _error_text(exc)) from exc
         previous = record_from_json(previous_data)
+        if _shrunk(job, snapshot):
+            # The usage that triggered this run described a longer history: another process
+            # (or host) compressed or cleared it since. What is left is not what crossed
+            # the line; compressing it would summarise a handful of fresh messages.
+            self._log.info(
+                "auto compression skipped: the history shrank since its usage was measured",
+                session_id=sid,
+                measured=job.seen_messages,
+                now=sum(1 for m in snapshot if not m.is_control),
+            )
+            return CompressionOutcome(sid, job.reason, None, 0, (), None)
 
         # Messages the stored summary already covers (a commit that stopped after saving the
         # summary): archived with this commit, never shown to the model again.
@@ -421,11 +437,10 @@ class SummaryCompression:
         )
         try:
             if positions:
-                text, choice = await self._summarise(
-                    summariser, previous, snapshot, positions, split, groups, history_limit
+                text, choice, model_id = await self._summarise(
+                    job, summariser, previous, snapshot, positions, split, groups, history_limit
                 )
                 kept = tuple(p for p in choice.positions if p not in skip)
-                model_id = summariser.id
                 record = SummaryRecord(
                     text=text,
                     covered_from=(
@@ -474,6 +489,7 @@ class SummaryCompression:
 
     async def _summarise(
         self,
+        job: _Job,
         summariser: Summariser,
         previous: SummaryRecord | None,
         snapshot: Sequence[Message],
@@ -481,13 +497,18 @@ class SummaryCompression:
         split: int,
         groups: Sequence[ToolGroup],
         history_limit: int,
-    ) -> tuple[str, KeepChoice]:
+    ) -> tuple[str, KeepChoice, str]:
+        """The summary text, the keep choice, and the id of the summariser that wrote it."""
         # 2. The summary model; nothing is written while it runs.
+        reply: ParsedReply | None = None
+        rejected: str | None = None
         try:
             async with asyncio.timeout(self._config.timeout):
                 reply = await summariser.summarise(
                     previous.text if previous else None, snapshot, positions
                 )
+        except SummaryRejected as exc:
+            rejected = exc.reason
         except TimeoutError:
             raise CompressionError(
                 "model_failed",
@@ -495,8 +516,20 @@ class SummaryCompression:
             ) from None
         except Exception as exc:
             raise CompressionError("model_failed", f"{summariser.id}: {_error_text(exc)}") from exc
-        if not reply.summary.strip():
+        if reply is not None and not reply.summary.strip():
             raise CompressionError("model_failed", f"{summariser.id} returned an empty summary")
+        # A model summary that cannot carry its span is never committed (check.py).
+        reply, model_id = await vetted(
+            summariser,
+            reply,
+            previous.text if previous else None,
+            snapshot,
+            positions,
+            on_rejected=self._config.on_rejected_summary,
+            log=self._log,
+            session_id=job.session_id,
+            rejected=rejected,
+        )
         # 3. The keep list, capped.
         choice = select_keep(
             snapshot,
@@ -506,7 +539,7 @@ class SummaryCompression:
             history_limit=history_limit,
             groups=groups,
         )
-        return reply.summary.strip(), choice
+        return reply.summary.strip(), choice, model_id
 
     async def _covered_ids(
         self, memory: MemoryService, sid: str, summary_data: dict[str, Any] | None
@@ -802,6 +835,7 @@ class SummaryCompression:
         if self._closing or session_id in self._jobs or self.backoff.blocked(session_id):
             return None
         job = self._claim(session_id, "auto", platform)
+        job.seen_messages = usage.history_messages
         task = asyncio.create_task(self._auto(job), name=f"aalis-compress-{session_id}")
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
@@ -877,6 +911,13 @@ class SummaryCompression:
                 job.cancelled = True
                 job.clears_summary = job.clears_summary or clears_summary
         self.backoff.reset(wanted)
+
+
+def _shrunk(job: _Job, snapshot: Sequence[Message]) -> bool:
+    """Whether the active history holds fewer conversation messages than the usage said."""
+    if not job.seen_messages:
+        return False
+    return sum(1 for m in snapshot if not m.is_control) < job.seen_messages
 
 
 def _latest(previous: int | None, newest: int | None) -> int | None:

@@ -17,6 +17,7 @@ from aalis_api_memory.tokens import estimate_text_tokens
 from aalis_schema_message import Message
 
 import aalis_plugin_memory_summary.extractive as extractive
+from aalis_plugin_memory_summary.check import SummaryRejected, check_summary
 from aalis_plugin_memory_summary.config import DEFAULT_MAX_REPLY_CHARS
 from aalis_plugin_memory_summary.prompt import (
     SYSTEM_PROMPT,
@@ -48,7 +49,8 @@ class Summariser(Protocol):
 
 
 class LlmSummariser:
-    """Asks a ``ChatModel`` for ``{"summary", "keep"}``.
+    """Asks a ``ChatModel`` for ``{"summary", "keep"}``; a summary that fails the check
+    (check.py) raises ``SummaryRejected``.
 
     A span too large for one call is summarised in consecutive chunks, each chunk's summary
     becoming the previous summary of the next (the same cumulative rule as across
@@ -101,6 +103,14 @@ class LlmSummariser:
             parsed = parse_reply(content)
             if not parsed.summary:
                 raise SummaryFailed("the model returned an empty summary")
+            # Each chunk's summary must carry its chunk (and the summary before it): a chunk
+            # answered "OK." would otherwise drop its messages behind a good last chunk.
+            carried = estimate_text_tokens(summary or "") + sum(
+                estimate_text_tokens(line) for line in chunk
+            )
+            verdict = check_summary(parsed.summary, carried)
+            if not verdict.ok:
+                raise SummaryRejected(verdict.reason)
             summary = parsed.summary
             keep.extend(parsed.keep)
             structured = structured and parsed.structured

@@ -22,6 +22,9 @@ DONE = ("session_compressing", "done")
 ERROR = ("session_compressing", "error")
 CHANGED = ("history_changed", None)
 LONG = "This sentence is long enough to weigh something in the token estimate. " * 4
+#: A summary long enough for spans of LONG messages (a summary far too short for its span
+#: is rejected: test_summary_check.py).
+SPAN_SUMMARY = "The user wrote long sentences about the token estimate."
 
 
 def m(role: str, text: str | None, ts: int, **kw: Any) -> Message:
@@ -146,7 +149,7 @@ async def test_keep_picks_with_markers_in_the_span(env: Any) -> None:
         kept,
         m("assistant", LONG, 4000),
     )
-    env.model.replies.append(reply("summary", ["#1", "#3"]))  # #1 is a marker: ignored
+    env.model.replies.append(reply(SPAN_SUMMARY, ["#1", "#3"]))  # #1 is a marker: ignored
     await env.service.compress(SID)
     after = await history(env)
     assert after[0] == kept
@@ -164,7 +167,7 @@ async def test_the_token_cap_stops_at_the_first_pick_that_breaks_it(env: Any) ->
         short5,
     )
     # newest first: #5 and #4 are small and fit 10 % of the tokens; #1 is too big -> stop
-    env.model.replies.append(reply("summary", ["#1", "#4", "#5"]))
+    env.model.replies.append(reply(SPAN_SUMMARY, ["#1", "#4", "#5"]))
     await env.service.compress(SID)
     after = await history(env)
     assert after[:2] == [short4, short5]
@@ -178,7 +181,7 @@ async def test_the_count_cap_limits_kept_messages(make_env: Any) -> None:
             for i in range(4)
         ]
         await env.save(SID, *messages)
-        env.model.replies.append(reply("summary", ["#0", "#1", "#2", "#3"]))
+        env.model.replies.append(reply(SPAN_SUMMARY, ["#0", "#1", "#2", "#3"]))
         await env.service.compress(SID)
         after = await history(env)
         # floor(4 / 2) = 2 places, newest first
@@ -225,7 +228,7 @@ async def test_tool_groups_are_never_split_and_kept_whole(make_env: Any) -> None
             m("user", "and the time?", 4500),
             pending,
         )
-        env.model.replies.append(reply("summary", ["#2"]))
+        env.model.replies.append(reply(SPAN_SUMMARY, ["#2"]))
         await env.service.compress(SID)
         prompt = env.model.prompt()
         assert "#3 assistant: It rains." in prompt
@@ -336,7 +339,7 @@ async def test_a_message_appended_while_running_survives_after_the_kept_original
     await env.save(
         SID, kept, m("assistant", LONG, 2000), m("user", LONG, 3000), m("assistant", LONG, 3500)
     )
-    env.model.replies.append(reply("summary", ["#0"]))
+    env.model.replies.append(reply(SPAN_SUMMARY, ["#0"]))
     task = await held(env)
     appended = m("user", "said meanwhile", 9000)
     await env.memory.save_message(SID, appended)

@@ -116,10 +116,16 @@ async def test_an_archive_failure_restores_the_previous_summary(store: Any) -> N
         assert not service.running("s")
 
 
+#: A chunk's summary, long enough for its span (a far too short one is rejected).
+PART = "part {}: the user sent numbered messages, each padded with the same filler words"
+
+
 async def test_a_long_span_is_summarised_in_cumulative_chunks(scripted_plugin: Any) -> None:
     model = scripted_plugin.ScriptedModel()
     model.context_window = 3000  # room for a few hundred tokens of transcript per call
-    model.replies.extend(f'{{"summary": "part {i}", "keep": ["#39"]}}' for i in range(1, 30))
+    model.replies.extend(
+        f'{{"summary": "{PART.format(i)}", "keep": ["#39"]}}' for i in range(1, 30)
+    )
     plugins = [MemoryInmemory(), scripted_plugin.ScriptedLlm(model), MemorySummary()]
     async with host_with(
         *plugins, config={"plugins": {"memory-summary": {"keep_ratio": 1.0}}}
@@ -135,7 +141,7 @@ async def test_a_long_span_is_summarised_in_cumulative_chunks(scripted_plugin: A
         prompts = [call[-1].content or "" for call in model.calls]
         assert "Previous summary: (none)" in prompts[0]
         for i in range(1, calls):
-            assert f"Previous summary:\npart {i}\n" in prompts[i]
+            assert f"Previous summary:\n{PART.format(i)}\n" in prompts[i]
         # every message was shown exactly once, in order
         shown = [
             line.split(" ", 1)[0]
@@ -147,7 +153,7 @@ async def test_a_long_span_is_summarised_in_cumulative_chunks(scripted_plugin: A
         assert shown == [f"#{i}" for i in range(39)]
         record = await host.capability(compression).use.summary("s")
         assert record is not None
-        assert record.text == f"part {calls}"
+        assert record.text == PART.format(calls)
         active = await store.get_history("s", math.inf)
         assert active[0].kind == "event-marker"
         assert (active[1].content or "").startswith("message 39 ")

@@ -37,9 +37,12 @@ class MidTurnModel:
     async def chat(self, messages: Any, **kwargs: Any) -> ChatResult:
         self.prompts.append(list(messages))
         if len(self.prompts) == self.compress_on_call and self.host is not None:
+            # Over the token line (0.7 x 8000), with the 7 messages the history really
+            # holds now (a count describing a longer history would mean another process
+            # compressed meanwhile, and the compression would rightly do nothing).
             usage = CompressionUsage(
-                used=100, context_window=8000, token_budget=7000, compressible=90,
-                history_messages=1000,
+                used=7000, context_window=8000, token_budget=7000, compressible=6000,
+                history_messages=7,
             )  # fmt: skip
             await self.host.emit("token_usage", session_id="s", platform="cli", usage=usage)
             service = self.host.capability(compression).use

@@ -24,7 +24,7 @@ fixture with an async fixture that yields a fresh, empty store::
 Every test is marked ``pytest.mark.asyncio``, so the kit runs under pytest-asyncio's strict
 mode as well as ``asyncio_mode = "auto"``. Optional methods come in groups (the Protocols
 ``FullHistory``, ``ClearAll``, ``CrossSession``, ``Rewrite``, ``MetadataKeys``, ``Transfer`` and
-``ExactArchiving``, ``MessagesById`` of ``aalis_api_memory``). A group the class declares in ``implements`` is a
+``ExactArchiving``, ``MessagesById``, ``Leases`` of ``aalis_api_memory``). A group the class declares in ``implements`` is a
 promise: a test that needs one of its methods FAILS, naming it, when the store lacks it (and
 ``test_declared_optional_groups_are_implemented`` lists every such method). A method of an
 undeclared group is detected on the store; its tests skip with a reason when absent. The
@@ -48,6 +48,7 @@ pytest.register_assert_rewrite(
     "aalis_api_memory.testing.history",
     "aalis_api_memory.testing.hostile",
     "aalis_api_memory.testing.identity",
+    "aalis_api_memory.testing.leases",
     "aalis_api_memory.testing.metadata",
     "aalis_api_memory.testing.model",
     "aalis_api_memory.testing.queries",
@@ -64,6 +65,7 @@ from aalis_api_memory.testing.extensions import ExtensionsConformance  # noqa: E
 from aalis_api_memory.testing.history import HistoryConformance  # noqa: E402
 from aalis_api_memory.testing.hostile import HostileInputConformance  # noqa: E402
 from aalis_api_memory.testing.identity import MessageIdentityConformance  # noqa: E402
+from aalis_api_memory.testing.leases import LeasesConformance  # noqa: E402
 from aalis_api_memory.testing.metadata import MetadataConformance  # noqa: E402
 from aalis_api_memory.testing.model import ModelConformance  # noqa: E402
 from aalis_api_memory.testing.queries import (  # noqa: E402
@@ -91,6 +93,7 @@ class MemoryServiceConformance(
     ExtensionsConformance,
     ExactArchiveConformance,
     MessageIdentityConformance,
+    LeasesConformance,
     ModelConformance,
 ):
     """Every rule of the memory contract and its extensions; subclass it, override ``memory``.
@@ -111,6 +114,7 @@ __all__ = [
     "ExtensionsConformance",
     "HistoryConformance",
     "HostileInputConformance",
+    "LeasesConformance",
     "MemoryServiceConformance",
     "MessageIdentityConformance",
     "MetadataConformance",
