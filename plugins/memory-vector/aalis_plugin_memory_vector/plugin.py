@@ -20,6 +20,7 @@ from aalis_core.markers import hookimpl
 from aalis_core.plugin import Plugin
 from aalis_plugin_memory_vector.config import MemoryVectorConfig
 from aalis_plugin_memory_vector.indexer import Indexer, IndexOutcome
+from aalis_plugin_memory_vector.persons import PersonRegistry
 from aalis_plugin_memory_vector.recall import VectorRecall
 
 if TYPE_CHECKING:
@@ -41,6 +42,7 @@ class MemoryVector(Plugin):
     def __init__(self) -> None:
         self.indexer: Indexer | None = None
         self.recall: VectorRecall | None = None
+        self.persons: PersonRegistry | None = None
         self._ctx: PluginContext | None = None
         self.config = MemoryVectorConfig()
 
@@ -49,6 +51,7 @@ class MemoryVector(Plugin):
         if isinstance(ctx.config, MemoryVectorConfig):
             self.config = ctx.config
         caps = ctx.caps
+        self.persons = PersonRegistry(caps.memory, ctx.logger)
         self.indexer = Indexer(
             embedding=caps.embedding,
             vectorstore=caps.vectorstore,
@@ -63,6 +66,7 @@ class MemoryVector(Plugin):
             config=self.config,
             indexer=self.indexer,
             logger=ctx.logger,
+            persons=self.persons,
         )
         await self.indexer.start()
         ctx.provide(recall, self.recall)
@@ -155,6 +159,14 @@ class MemoryVector(Plugin):
 
     @hookimpl
     async def memory_messages_saved(self, session_id: str, messages: Sequence[Message]) -> None:
+        if self.persons is not None and self.caps.memory.present:
+            try:  # recall reads the newest messages again: a miss here narrows, never widens
+                await self.persons.observe(session_id, messages)
+            except Exception as exc:
+                assert self._ctx is not None
+                self._ctx.logger.warning(
+                    "people not recorded", session_id=session_id, error=str(exc)
+                )
         if self.indexer is not None:
             await self.indexer.submit(session_id, messages)
 
