@@ -36,6 +36,15 @@ from aalis_api_memory.exact import (
     MetadataGuard,
     has_exact_archiving,
 )
+from aalis_api_memory.forgetting import (
+    PERSON_MARK,
+    ForgetRequest,
+    ForgetResult,
+    Person,
+    forget_marked_entries,
+    forget_person,
+    marked_as,
+)
 from aalis_api_memory.holds import HeldMemory, Holding
 from aalis_api_memory.prompt import (
     PromptBlock,
@@ -102,6 +111,7 @@ __all__ = [
     "CONTEXT_CLEAR_TYPE",
     "OPTIONAL_GROUPS",
     "OPTIONAL_METHODS",
+    "PERSON_MARK",
     "REASON_CODES",
     "ArchiveConflict",
     "BridgeDeadlock",
@@ -117,6 +127,8 @@ __all__ = [
     "CrossSession",
     "Delete",
     "ExactArchiving",
+    "ForgetRequest",
+    "ForgetResult",
     "FullHistory",
     "FullMemoryService",
     "HeldMemory",
@@ -132,6 +144,7 @@ __all__ = [
     "MetadataGuard",
     "MetadataKeys",
     "MetadataOp",
+    "Person",
     "PromptBlock",
     "PromptPlan",
     "PromptRequest",
@@ -166,9 +179,12 @@ __all__ = [
     "compression",
     "compression_due",
     "compression_line",
+    "forget_marked_entries",
+    "forget_person",
     "has_exact_archiving",
     "history_cleared",
     "insert_prompt_blocks",
+    "marked_as",
     "memory",
     "resolve_types",
     "run_clear",
