@@ -12,13 +12,22 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from aalis_api_embedding import embedding
-from aalis_api_memory import ClearRequest, ClearType, PromptBlock, PromptRequest, TextRef, memory
+from aalis_api_memory import (
+    ClearRequest,
+    ClearType,
+    ForgetRequest,
+    PromptBlock,
+    PromptRequest,
+    TextRef,
+    memory,
+)
 from aalis_api_vectorstore import RecallHit, recall, vectorstore
 from aalis_schema_message import Message
 
 from aalis_core.markers import hookimpl
 from aalis_core.plugin import Plugin
 from aalis_plugin_memory_vector.config import MemoryVectorConfig
+from aalis_plugin_memory_vector.forgetting import forget_vectors
 from aalis_plugin_memory_vector.indexer import Indexer, IndexOutcome
 from aalis_plugin_memory_vector.persons import PersonRegistry
 from aalis_plugin_memory_vector.recall import VectorRecall
@@ -154,6 +163,12 @@ class MemoryVector(Plugin):
                         VECTOR_CLEAR_TYPE,
                     )
         await call_next()
+
+    @hookimpl
+    async def memory_forget(
+        self, request: ForgetRequest, call_next: Callable[[], Awaitable[None]]
+    ) -> None:
+        await forget_vectors(self, request, call_next)
 
     # -- events -----------------------------------------------------------------------------
 
