@@ -24,7 +24,7 @@ from aalis_api_memory import (
 )
 from aalis_schema_message import CONTROL_KINDS, now_ms
 
-from aalis_plugin_memory_summary import extractive
+from aalis_plugin_memory_summary.extractive import EXTRACTIVE_ID, summarise
 from aalis_plugin_memory_summary.records import (
     PENDING_NAMESPACE,
     SUMMARY_NAMESPACE,
@@ -68,7 +68,7 @@ async def _recompute(memory: MemoryService, sid: str) -> str:
         and r.message.content.strip()
     ]
     items = [(m.role, str(m.content)) for m in remaining]
-    text = await asyncio.to_thread(extractive.summarise, None, items) if items else ""
+    text = await asyncio.to_thread(summarise, None, items) if items else ""
     if not text.strip():
         await _drop(memory, sid)
         return "dropped"
@@ -78,7 +78,7 @@ async def _recompute(memory: MemoryService, sid: str) -> str:
         covered_from=min(stamps) if stamps else None,
         covered_to=max(stamps) if stamps else None,
         updated_at=now_ms(),
-        model=extractive.EXTRACTIVE_ID,
+        model=EXTRACTIVE_ID,
     )
     stored = record_to_json(record, revision=revision_of(data))
     await memory.save_metadata(SUMMARY_NAMESPACE, sid, stored)

@@ -9,25 +9,29 @@ through the indexer, so a message of theirs still waiting in the queue is droppe
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING
+from typing import Any
 
 from aalis_api_memory import ForgetRequest
 
-if TYPE_CHECKING:
-    from aalis_plugin_memory_vector.plugin import MemoryVector
+from aalis_plugin_memory_vector.indexer import Indexer
+from aalis_plugin_memory_vector.persons import PersonRegistry
 
 
 async def forget_vectors(
-    plugin: MemoryVector, request: ForgetRequest, call_next: Callable[[], Awaitable[None]]
+    name: str,
+    indexer: Indexer | None,
+    persons: PersonRegistry | None,
+    caps: Any,
+    request: ForgetRequest,
+    call_next: Callable[[], Awaitable[None]],
 ) -> None:
     """The ``memory_forget`` middleware: pass on, then erase what was derived."""
     await call_next()
-    indexer, persons = plugin.indexer, plugin.persons
     if indexer is None or persons is None:
         return
-    if not plugin.caps.vectorstore.present:
+    if not caps.vectorstore.present:
         if request.affected_sessions:
-            request.report(plugin.name, False, "no vector store is active; vectors not erased")
+            request.report(name, False, "no vector store is active; vectors not erased")
         return
     deleted = 0
     for sid in request.private_sessions:
@@ -37,10 +41,10 @@ async def forget_vectors(
         deleted += await indexer.forget(sid, stamps)
     person = (request.person.platform, request.person.user_id)
     entries = 0
-    if plugin.caps.memory.present:
+    if caps.memory.present:
         entries = await persons.forget(person, request.private_sessions)
     request.report(
-        plugin.name,
+        name,
         True,
         f"{deleted} vectors erased",
         {"vectors": deleted, "registry_entries": entries},

@@ -168,7 +168,12 @@ class MemoryVector(Plugin):
     async def memory_forget(
         self, request: ForgetRequest, call_next: Callable[[], Awaitable[None]]
     ) -> None:
-        await forget_vectors(self, request, call_next)
+        if self._ctx is None:
+            await call_next()
+            return
+        await forget_vectors(
+            self.name, self.indexer, self.persons, self._ctx.caps, request, call_next
+        )
 
     # -- events -----------------------------------------------------------------------------
 
