@@ -44,11 +44,12 @@ DIM = 64
 
 def _fill_ours(s: str) -> str:
     return (
-        f"INSERT INTO {s}.messages (session_id, ts, archived, control, role, data)"
+        f"INSERT INTO {s}.messages (session_id, ts, archived, control, role, data, id)"
         " SELECT %(sid)s, i, i <= %(archived)s, false,"
         " CASE WHEN i % 2 = 0 THEN 'user' ELSE 'assistant' END,"
         " json_build_object('role', CASE WHEN i % 2 = 0 THEN 'user' ELSE 'assistant' END,"
-        " 'content', %(text)s || ' ' || i, 'timestamp', i)::text"
+        " 'content', %(text)s || ' ' || i, 'timestamp', i, 'id', %(sid)s || '-' || i)::text,"
+        " %(sid)s || '-' || i"
         " FROM generate_series(1, %(n)s) AS i"
     )
 

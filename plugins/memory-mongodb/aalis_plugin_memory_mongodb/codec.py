@@ -28,8 +28,11 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+import bson
 from aalis_api_memory.errors import StoredDataError
 from aalis_schema_message import Message
+from bson import ObjectId
+from bson.raw_bson import RawBSONDocument
 
 #: Largest and smallest integers BSON stores natively (int64).
 INT64_MAX = 2**63 - 1
@@ -183,9 +186,46 @@ def escape_optional(text: str | None) -> str | None:
     return None if text is None else escape_str(text)
 
 
+#: MongoDB's document size limit (``maxBsonObjectSize`` of every supported server).
+MAX_DOCUMENT_BYTES = 16 * 1024 * 1024
+
+
+def encode_document(doc: Mapping[str, Any], what: str) -> RawBSONDocument:
+    """Encode ``doc`` once, refusing what the server would refuse, before anything is sent."""
+    try:
+        raw = bson.encode(doc)
+    except (bson.errors.InvalidDocument, OverflowError, UnicodeEncodeError) as exc:
+        raise ValueError(f"{what} cannot be stored in MongoDB: {exc}") from None
+    if len(raw) > MAX_DOCUMENT_BYTES:
+        raise ValueError(
+            f"{what} is {len(raw)} bytes as BSON; MongoDB stores at most {MAX_DOCUMENT_BYTES} bytes"
+            " per document"
+        )
+    return RawBSONDocument(raw)
+
+
 # Message fields kept at the top level of a document (for filters and indexes) rather than in
-# the body; everything else of ``Message.to_json()`` lives in ``body``.
-_TOP_LEVEL_FIELDS = ("role", "kind", "timestamp")
+# the body; everything else of ``Message.to_json()`` lives in ``body``. The message id is the
+# document's ``_id`` (docs/backends/mongodb.md, "Message ids").
+_TOP_LEVEL_FIELDS = ("role", "kind", "timestamp", "id")
+
+
+def id_of(doc_id: object) -> str:
+    """The message id of a document: its ``_id``, as text.
+
+    A message saved since ids exist has its id as ``_id``; one stored before has an ObjectId
+    there, and reads with it as 24 hex digits: the same on every read, and never what
+    ``new_message_id`` makes (26 characters), so no new id equals it by accident.
+    """
+    return doc_id if isinstance(doc_id, str) else str(doc_id)
+
+
+def derived_object_id(message_id: str) -> ObjectId | None:
+    """The ``_id`` a stored-before-ids message would need to read as ``message_id``, if any."""
+    if len(message_id) != 24 or not ObjectId.is_valid(message_id):
+        return None
+    oid = ObjectId(message_id)
+    return oid if str(oid) == message_id else None
 
 
 def platform_of(message: Message) -> str | None:
@@ -199,7 +239,7 @@ def platform_of(message: Message) -> str | None:
 def message_document(
     session_id: str, message: Message, timestamp: int, archived: bool
 ) -> dict[str, Any]:
-    """The document of one message, without ``seq`` (allocated just before the insert).
+    """The document of one message, keyed by its id, without ``seq`` (allocated at insert).
 
     ``timestamp`` is the stored one (the message's own, or "now" for a message without one).
     """
@@ -208,7 +248,10 @@ def message_document(
     body = message.to_json()
     for name in _TOP_LEVEL_FIELDS:
         body.pop(name, None)
+    if message.id is None:  # the contract's front half names every message before it gets here
+        raise ValueError("a message reaches the store without an id")
     return {
+        "_id": message.id,  # printable by Message's own check: valid UTF-8, no NUL
         "session_id": escape_str(session_id),
         "timestamp": timestamp,
         "archived": archived,
@@ -230,6 +273,7 @@ def document_message(doc: Mapping[str, Any]) -> Message:
     if kind is not None:
         data["kind"] = unescape_str(kind)
     data["timestamp"] = int(doc["timestamp"])
+    data["id"] = id_of(doc["_id"])
     return Message.from_stored(data)
 
 
@@ -240,13 +284,17 @@ __all__ = [
     "FOLD_DEPTH",
     "INT64_MAX",
     "INT64_MIN",
+    "MAX_DOCUMENT_BYTES",
     "StoredDataError",
     "decode_json",
+    "derived_object_id",
     "document_message",
+    "encode_document",
     "encode_json",
     "escape_key",
     "escape_optional",
     "escape_str",
+    "id_of",
     "message_document",
     "platform_of",
     "unescape_key",

@@ -2,9 +2,10 @@
 
 Layout (``<prefix>`` is ``collection_prefix``):
 
-* ``<prefix>messages``: one document per message, ``{session_id, seq, timestamp, archived,
-  role, kind, platform, body}``; ``body`` is the rest of ``Message.to_json()`` as real
-  subdocuments (see ``codec``). A session's order is ``(timestamp, seq)``.
+* ``<prefix>messages``: one document per message, ``{_id, session_id, seq, timestamp,
+  archived, role, kind, platform, body}``; ``_id`` is the message id (unique in the store,
+  identity.py), ``body`` the rest of ``Message.to_json()`` as real subdocuments (see
+  ``codec``). A session's order is ``(timestamp, seq)``.
 * ``<prefix>metadata``: one document per entry, ``{namespace, key, data, updated_at}``.
 * ``<prefix>counters``: ``{_id: "messages", seq}``, the insertion sequence. One
   ``find_one_and_update`` with ``$inc`` per save (per import batch) is atomic on every
@@ -23,7 +24,6 @@ ever appear as values in filters (never as field names or aggregation expression
 from __future__ import annotations
 
 import asyncio
-import json
 import math
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
@@ -31,11 +31,11 @@ from typing import Any
 import bson
 from aalis_api_memory.backend import (
     CompleteMemoryBackend,
-    EncodedOp,
     ExactCommit,
     ImportRecord,
     RangeQuery,
     RecentQuery,
+    identified,
 )
 from aalis_api_memory.errors import BackendUnavailable
 from aalis_api_memory.exact import (
@@ -44,7 +44,6 @@ from aalis_api_memory.exact import (
     same_entry,
 )
 from aalis_api_memory.types import (
-    MetadataEntry,
     RecentMessageRecord,
     SessionInfo,
     StoredMessage,
@@ -55,14 +54,10 @@ from aalis_api_memory.validation import (
     Limit,
 )
 from aalis_schema_message import CONTROL_KINDS, Message, now_ms
-from bson import ObjectId
-from bson.raw_bson import RawBSONDocument
 from pymongo import (
     ASCENDING,
     DESCENDING,
     AsyncMongoClient,
-    DeleteOne,
-    ReplaceOne,
     ReturnDocument,
     UpdateOne,
 )
@@ -71,22 +66,23 @@ from pymongo.errors import DuplicateKeyError, PyMongoError
 
 from aalis_core.logging import get_logger
 from aalis_plugin_memory_mongodb.codec import (
+    MAX_DOCUMENT_BYTES,
     StoredDataError,
-    decode_json,
     document_message,
-    encode_json,
+    encode_document,
     escape_str,
+    id_of,
     message_document,
     unescape_str,
 )
 from aalis_plugin_memory_mongodb.config import MongoConfig
+from aalis_plugin_memory_mongodb.identity import MongoIdentity, id_keys
 from aalis_plugin_memory_mongodb.locking import ReadWriteLock
+from aalis_plugin_memory_mongodb.metadata import MongoMetadata
 from aalis_plugin_memory_mongodb.redaction import Redactor
 
 Document = dict[str, Any]
 
-#: MongoDB's document size limit (``maxBsonObjectSize`` of every supported server).
-MAX_DOCUMENT_BYTES = 16 * 1024 * 1024
 
 _ORDER = [("timestamp", ASCENDING), ("seq", ASCENDING)]
 _REVERSE = [("timestamp", DESCENDING), ("seq", DESCENDING)]
@@ -98,20 +94,6 @@ class MongoUnavailable(BackendUnavailable):
     """The server could not be reached or prepared at start-up; the message is redacted."""
 
 
-def _encode(doc: Mapping[str, Any], what: str) -> RawBSONDocument:
-    """Encode ``doc`` once, refusing what the server would refuse, before anything is sent."""
-    try:
-        raw = bson.encode(doc)
-    except (bson.errors.InvalidDocument, OverflowError, UnicodeEncodeError) as exc:
-        raise ValueError(f"{what} cannot be stored in MongoDB: {exc}") from None
-    if len(raw) > MAX_DOCUMENT_BYTES:
-        raise ValueError(
-            f"{what} is {len(raw)} bytes as BSON; MongoDB stores at most {MAX_DOCUMENT_BYTES} bytes"
-            " per document"
-        )
-    return RawBSONDocument(raw)
-
-
 #: A sequence number no store reaches (an int64, as the real ones), for sizing a document.
 _UNBOUNDED = 2**62
 
@@ -121,7 +103,7 @@ def _count(limit: Limit) -> int:
     return 0 if limit == math.inf else int(limit)
 
 
-class MongoMemory(CompleteMemoryBackend):
+class MongoMemory(MongoIdentity, MongoMetadata, CompleteMemoryBackend):
     """A ``MemoryService`` with every optional method and extension, on one MongoDB database.
 
     Build it with ``await MongoMemory.connect(config)`` (which pings and creates indexes), or
@@ -232,6 +214,7 @@ class MongoMemory(CompleteMemoryBackend):
         * ``(session_id, timestamp, seq)``: full history, ranges, export, rewrites, deletes;
         * ``(archived, timestamp, seq)``: the cross-session query;
         * ``(platform, archived, timestamp, seq)``: the same filtered by platform;
+        * ``_id`` (every collection has it, unique): the message id (identity.py);
         * metadata ``(namespace, key)`` unique: one entry per key, lookups and listings.
         """
         await self._messages.create_index(
@@ -299,9 +282,9 @@ class MongoMemory(CompleteMemoryBackend):
 
     async def _save_message(self, session_id: str, message: Message, timestamp: int) -> None:
         doc = message_document(session_id, message, timestamp, archived=False)
-        doc["_id"] = ObjectId()
+        await self._refuse_stored_ids([doc["_id"]], every=False)
         doc["seq"] = await self._next_seq()
-        await self._messages.insert_one(_encode(doc, "message"))
+        await self._insert_one_checked(encode_document(doc, "message"))
 
     async def _get_history(self, session_id: str, limit: Limit) -> list[Message]:
         count = limit
@@ -374,7 +357,7 @@ class MongoMemory(CompleteMemoryBackend):
             {"session_id": escape_str(session_id), "archived": False}, sort=_ORDER
         )
         return HistorySnapshot(
-            tuple(self._decode(doc) for doc in docs), tuple(str(doc["_id"]) for doc in docs)
+            tuple(self._decode(doc) for doc in docs), tuple(id_of(doc["_id"]) for doc in docs)
         )
 
     async def _archive_exact(self, session_id: str, commit: ExactCommit) -> int:
@@ -384,15 +367,14 @@ class MongoMemory(CompleteMemoryBackend):
             marker_doc = message_document(
                 session_id, marker.message, marker.timestamp, archived=False
             )
-            _encode(marker_doc, "marker")
+            encode_document(marker_doc, "marker")
+            await self._refuse_stored_ids([marker_doc["_id"]], every=True)
         entry = self._metadata_document(guard.namespace, guard.key, guard.text, commit.updated_at)
         new_rev = entry["rev"]
         sid = escape_str(session_id)
-        oids: list[ObjectId] = []
-        for ident in commit.ids:
-            if not bson.ObjectId.is_valid(ident):
-                raise ArchiveConflict("messages", "an id does not name a message of this store")
-            oids.append(ObjectId(ident))
+        # Snapshot ids are message ids (the documents' ``_id``, as text; see identity.py).
+        wanted = len(set(commit.ids))
+        oids = id_keys(commit.ids)
         flt = self._metadata_filter(guard.namespace, guard.key)
 
         current = await self._metadata.find_one(flt)
@@ -400,7 +382,7 @@ class MongoMemory(CompleteMemoryBackend):
         if not same_entry(stored, guard.expected):
             raise ArchiveConflict("guard", "the guard entry changed since the snapshot")
         active: Document = {"_id": {"$in": oids}, "session_id": sid, "archived": False}
-        if oids and len(await self._find(active, sort=_ORDER, projection={"_id": 1})) != len(oids):
+        if oids and len(await self._find(active, sort=_ORDER, projection={"_id": 1})) != wanted:
             raise ArchiveConflict("messages", "a message of the snapshot is no longer active")
         if current is None:
             try:
@@ -418,7 +400,7 @@ class MongoMemory(CompleteMemoryBackend):
             archived = (
                 await self._messages.update_many(active, {"$set": {"archived": True}})
             ).modified_count
-        if archived != len(oids):
+        if archived != wanted:
             # Some vanished (deleted or cleared): put back what this call archived and the
             # entry it replaced, so no message ends up archived under a summary set back.
             await self._messages.update_many(
@@ -427,10 +409,11 @@ class MongoMemory(CompleteMemoryBackend):
             await self._restore_guard(flt, new_rev, current)
             raise ArchiveConflict("messages", "a message of the snapshot vanished meanwhile")
         if marker_doc is not None:
-            marker_doc["_id"] = ObjectId()
             marker_doc["seq"] = await self._next_seq()
-            await self._messages.insert_one(_encode(marker_doc, "marker"))
-            if oids and not await self._find({"_id": oids[0]}, sort=_ORDER, projection={"_id": 1}):
+            await self._insert_one_checked(encode_document(marker_doc, "marker"))
+            if oids and not await self._find(
+                {"_id": {"$in": oids}}, sort=_ORDER, limit=1, projection={"_id": 1}
+            ):
                 # The session was cleared between the archive and the marker.
                 await self._messages.delete_one({"_id": marker_doc["_id"]})
         return archived
@@ -560,13 +543,14 @@ class MongoMemory(CompleteMemoryBackend):
             message_document(session_id, record.message, record.timestamp, record.archived)
             for record in records
         ]
+        # No transaction: every id is checked before anything is written.
+        await self._refuse_stored_ids([doc["_id"] for doc in docs], every=True)
         last = await self._next_seq(len(docs))
         encoded = []
         for offset, doc in enumerate(docs):
-            doc["_id"] = ObjectId()
             doc["seq"] = last - len(docs) + 1 + offset
-            encoded.append(_encode(doc, "message"))
-        await self._messages.insert_many(encoded, ordered=True)
+            encoded.append(encode_document(doc, "message"))
+        await self._insert_checked(encoded, [doc["_id"] for doc in docs])
         return len(encoded)
 
     #: The largest message document MongoDB stores (16 MiB of BSON); ``aalis migrate``
@@ -577,115 +561,13 @@ class MongoMemory(CompleteMemoryBackend):
     def message_bytes(self, session_id: str, message: Message) -> int:
         """Size in bytes of the document ``message`` would be stored as (BSON)."""
         timestamp = message.timestamp if message.timestamp is not None else now_ms()
-        doc = message_document(session_id, message, timestamp, archived=False)
-        doc["_id"] = ObjectId()
+        # An id as long as a new one when the message has none yet (it gets one at save).
+        doc = message_document(session_id, identified(message), timestamp, archived=False)
         doc["seq"] = _UNBOUNDED  # an int64 field, as the real sequence number
         try:
             return len(bson.encode(doc))
         except (bson.errors.InvalidDocument, OverflowError, UnicodeEncodeError) as exc:
             raise ValueError(f"message cannot be stored in MongoDB: {exc}") from None
-
-    # ---------------------------------------------------------------------------------
-    # Metadata
-    # ---------------------------------------------------------------------------------
-
-    def _metadata_filter(self, namespace: str, key: str) -> Document:
-        return {"namespace": escape_str(namespace), "key": escape_str(key)}
-
-    def _metadata_document(self, namespace: str, key: str, text: str, now: int) -> RawBSONDocument:
-        # ``text`` is the shared validator's JSON: parsing it back gives a fresh, JSON-typed
-        # copy (tuples as lists), exactly what every backend returns.
-        data = encode_json(json.loads(text), "metadata data")
-        # ``rev`` changes on every write: archive_exact's compare-and-set filters on it.
-        return _encode(
-            {
-                **self._metadata_filter(namespace, key),
-                "data": data,
-                "updated_at": now,
-                "rev": ObjectId().binary.hex(),  # a str: some wire servers mis-match ObjectIds
-            },
-            f"metadata {namespace!r}/{key!r}",
-        )
-
-    def _read_data(self, doc: Mapping[str, Any]) -> dict[str, Any] | None:
-        try:
-            data = decode_json(doc.get("data"))
-        except StoredDataError:
-            return None
-        return data if isinstance(data, dict) else None
-
-    async def _save_metadata(self, namespace: str, key: str, text: str, updated_at: int) -> None:
-        doc = self._metadata_document(namespace, key, text, updated_at)
-        await self._metadata.replace_one(self._metadata_filter(namespace, key), doc, upsert=True)
-
-    async def _get_metadata(self, namespace: str, key: str) -> dict[str, Any] | None:
-        async with self._batch_lock.reading():
-            doc = await self._metadata.find_one(self._metadata_filter(namespace, key))
-        if doc is None:
-            return None
-        data = self._read_data(doc)
-        if data is None:
-            self._log.warning(
-                "unreadable metadata entry reads as None",
-                namespace=namespace,
-                key=key,
-                collection=self._metadata.name,
-            )
-        return data
-
-    async def _list_metadata(self, namespace: str) -> list[MetadataEntry]:
-        async with self._batch_lock.reading():
-            docs = await self._metadata.find({"namespace": escape_str(namespace)}).to_list()
-        entries = []
-        for doc in docs:
-            data = self._read_data(doc)
-            if data is None:
-                continue
-            updated_at = doc.get("updated_at")
-            entries.append(
-                MetadataEntry(
-                    key=unescape_str(doc["key"]),
-                    data=data,
-                    updated_at=int(updated_at) if isinstance(updated_at, int) else 0,
-                )
-            )
-        entries.sort(key=lambda entry: entry.key)
-        return entries
-
-    async def _list_metadata_keys(self, namespace: str) -> list[str]:
-        async with self._batch_lock.reading():
-            cursor = self._metadata.find({"namespace": escape_str(namespace)}, {"key": 1, "_id": 0})
-            docs = await cursor.to_list()
-        return sorted(unescape_str(doc["key"]) for doc in docs)
-
-    async def _delete_metadata(self, namespace: str, key: str) -> None:
-        await self._metadata.delete_one(self._metadata_filter(namespace, key))
-
-    async def _commit_metadata(self, ops: Sequence[EncodedOp], updated_at: int) -> None:
-        # Every op's data is encoded to BSON before anything is sent.
-        writes: list[ReplaceOne[Any] | DeleteOne] = []
-        for op, namespace, key, text in ops:
-            flt = self._metadata_filter(namespace, key)
-            if op == "put":
-                assert text is not None
-                writes.append(
-                    ReplaceOne(
-                        flt, self._metadata_document(namespace, key, text, updated_at), upsert=True
-                    )
-                )
-            else:
-                writes.append(DeleteOne(flt))
-        if writes:
-            async with self._batch_lock.writing():
-                await self._metadata.bulk_write(writes, ordered=True)
-
-    async def _list_namespaces(self) -> list[str]:
-        # $group rather than distinct(): nx-27017's distinct turns strings such as "1",
-        # "false" or "null" into numbers, booleans and None.
-        async with self._batch_lock.reading():
-            cursor = await self._metadata.aggregate([{"$group": {"_id": "$namespace"}}])
-            rows = await cursor.to_list()
-        return sorted(unescape_str(row["_id"]) for row in rows)
 
 
 def _reason(exc: Exception, redactor: Redactor, limit: int = 300) -> str:

@@ -149,10 +149,16 @@ def test_filter_strings_are_unchanged_unless_needed():
 
 def test_message_document_shape():
     message = Message(
-        role="user", content="hi", kind="note", timestamp=5, metadata={"platform": "qq", "a.b": 1}
+        role="user",
+        content="hi",
+        kind="note",
+        timestamp=5,
+        metadata={"platform": "qq", "a.b": 1},
+        id="m-1",
     )
     doc = message_document("s", message, 5, archived=False)
     assert doc == {
+        "_id": "m-1",  # the message id is the document's key
         "session_id": "s",
         "timestamp": 5,
         "archived": False,
@@ -165,11 +171,12 @@ def test_message_document_shape():
 
 
 def test_non_string_platform_is_not_filterable():
-    doc = message_document("s", Message(role="user", metadata={"platform": 7}), 1, archived=False)
+    message = Message(role="user", metadata={"platform": 7}, id="m")
+    doc = message_document("s", message, 1, archived=False)
     assert doc["platform"] is None
     assert document_message(doc).metadata == {"platform": 7}
 
 
 def test_message_timestamp_outside_int64_is_refused():
     with pytest.raises(ValueError, match="64 bits"):
-        message_document("s", Message(role="user"), 2**63, archived=False)
+        message_document("s", Message(role="user", id="m"), 2**63, archived=False)

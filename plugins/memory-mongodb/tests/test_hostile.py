@@ -179,6 +179,7 @@ async def test_message_bodies_with_operator_keys_round_trip(memory):
         timestamp=T0,
         metadata={"$set": {"a.b": 1}, "$": [{"$gt": None}], "%24": "x", "big": 2**64, "k\x00": 1},
         segments=({"$type": "text", "a.b.c": ["$x"]},),
+        id="$where",
     )
     await memory.save_message("s", message)
     assert await memory.get_history("s") == [message]

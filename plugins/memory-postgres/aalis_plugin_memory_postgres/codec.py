@@ -65,13 +65,16 @@ def encode_message(message: Message, timestamp: int) -> str:
     return encode_json(data)
 
 
-#: A message ready to insert: (ts, control, kind, role, platform, data), already escaped.
-Row = tuple[int, bool, str | None, str, str | None, str]
+#: A message ready to insert: (ts, control, kind, role, platform, data, id), already escaped.
+Row = tuple[int, bool, str | None, str, str | None, str, str]
 
 
 def message_columns(message: Message, timestamp: int) -> Row:
     kind = message.kind
     platform = platform_of(message)
+    ident = message.id
+    if ident is None:  # the contract's front half names every message before it gets here
+        raise ValueError("a message reaches the store without an id")
     return (
         check_int64(timestamp, "timestamp"),
         kind in CONTROL_KINDS,
@@ -79,6 +82,7 @@ def message_columns(message: Message, timestamp: int) -> Row:
         escape(message.role),
         None if platform is None else escape(platform),
         encode_message(message, timestamp),
+        ident,  # printable by Message's own check, so no NUL: stored as it is
     )
 
 

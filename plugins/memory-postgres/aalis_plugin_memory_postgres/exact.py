@@ -67,9 +67,9 @@ class ExactSql:
             " last_ts) VALUES (%(sid)s, 1, %(conv)s, 0, %(ts)s) ON CONFLICT (session_id) DO UPDATE"
             " SET active = t.active + 1, active_conv = t.active_conv + excluded.active_conv,"
             " last_ts = greatest(t.last_ts, excluded.last_ts) RETURNING 1)"
-            f" INSERT INTO {m} (session_id, ts, control, kind, role, platform, data)"
-            " SELECT %(sid)s, %(ts)s, %(control)s, %(kind)s, %(role)s, %(platform)s, %(data)s"
-            " FROM stats"
+            f" INSERT INTO {m} (session_id, ts, control, kind, role, platform, data, id)"
+            " SELECT %(sid)s, %(ts)s, %(control)s, %(kind)s, %(role)s, %(platform)s, %(data)s,"
+            " %(id)s FROM stats"
         )
 
 
@@ -112,7 +112,7 @@ async def archive_exact(
             )
         await conn.execute(statements.put, (namespace, key, guard.text, now))
         if marker is not None:
-            ts, control, kind, role, platform, data = marker
+            ts, control, kind, role, platform, data, ident = marker
             await conn.execute(
                 statements.marker,
                 {
@@ -124,6 +124,7 @@ async def archive_exact(
                     "role": role,
                     "platform": platform,
                     "data": data,
+                    "id": ident,
                 },
             )
     return len(wanted)

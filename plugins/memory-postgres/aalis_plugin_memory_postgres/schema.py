@@ -18,6 +18,9 @@ Why the indexes are what they are (``tests/test_plans.py`` checks the plans with
   are a separate range of the same index (full history, range queries).
 * ``messages_recent (ts, seq) WHERE NOT archived`` and ``messages_recent_platform``: the
   cross-session query walks active rows newest first and stops at ``limit`` matches.
+* ``messages_id (id)`` unique: a message id is stored once in the whole schema (a second
+  save or import of it fails as ``MessageIdConflict``), and ``get_messages_by_ids`` /
+  ``delete_messages_by_ids`` find rows by it.
 * ``session_stats``: one row per session, changed in the same transaction as every message
   write, so ``count_history`` and ``list_sessions`` never count rows; it is also the row every
   write to a session locks, which serialises writers of one session across processes.
@@ -69,6 +72,23 @@ MIGRATIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
                 updated_at bigint NOT NULL,
                 PRIMARY KEY (namespace, key)
             )""",
+        ),
+    ),
+    (
+        # Message identity (docs/backends/postgres.md, "Message ids"): every stored message
+        # gets an id, in the column (unique in the schema) and in its JSON (what reads
+        # return). A random UUID's 32 hex digits: never a ULID (26 characters), so it cannot
+        # collide with an id made later, nor, in practice, with another store's after a copy.
+        # Rows whose text is not a JSON object (damaged by hand: reads skip them) get the
+        # column only.
+        "0002_message_ids",
+        (
+            'ALTER TABLE {s}.messages ADD COLUMN id text COLLATE "C"',
+            "UPDATE {s}.messages SET id = replace(gen_random_uuid()::text, '-', '')",
+            """UPDATE {s}.messages SET data = '{{"id":' || to_json(id)::text || ','"""
+            " || substr(data, 2) WHERE data LIKE '{{%' AND data NOT LIKE '{{}}%'",
+            "ALTER TABLE {s}.messages ALTER COLUMN id SET NOT NULL",
+            "CREATE UNIQUE INDEX messages_id ON {s}.messages (id)",
         ),
     ),
 )

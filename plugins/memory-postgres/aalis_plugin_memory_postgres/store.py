@@ -19,6 +19,10 @@ the lock sees everything committed before it (READ COMMITTED takes a fresh snaps
 statement): an ``archive_span`` counts positions on the list as it is once it holds the lock,
 and the counters never drift from the rows. The insertion sequence is an identity column, so
 it is unique and increasing across processes; each writer's own saves keep their order.
+
+Message ids. Every message's id is in the ``id`` column, under a unique index, and in its JSON
+text (what reads return). A stored id makes the save's statement or the import's transaction
+fail whole, raised as ``MessageIdConflict`` (docs/backends/postgres.md, "Message ids").
 """
 
 from __future__ import annotations
@@ -37,22 +41,23 @@ from aalis_api_memory.backend import (
     RangeQuery,
     RecentQuery,
 )
-from aalis_api_memory.errors import BackendUnavailable, StoreClosed
+from aalis_api_memory.errors import BackendUnavailable, MessageIdConflict, StoreClosed
 from aalis_api_memory.exact import HistorySnapshot
 from aalis_api_memory.types import (
     MetadataEntry,
     RecentMessageRecord,
     SessionInfo,
     StoredMessage,
+    StoredRecord,
 )
 from aalis_api_memory.validation import decode_metadata
 from aalis_schema_message import Message
 from psycopg import AsyncConnection
+from psycopg.errors import UniqueViolation
 from psycopg_pool import AsyncConnectionPool
 
 from aalis_plugin_memory_postgres.codec import (
     INT64_MAX,
-    INT64_MIN,
     Row,
     decode_messages,
     decode_messages_indexed,
@@ -64,7 +69,8 @@ from aalis_plugin_memory_postgres.codec import (
 from aalis_plugin_memory_postgres.config import PostgresConfig
 from aalis_plugin_memory_postgres.exact import ExactSql, archive_exact, message_id
 from aalis_plugin_memory_postgres.redaction import Redactor
-from aalis_plugin_memory_postgres.schema import migrate, quote_schema
+from aalis_plugin_memory_postgres.schema import migrate
+from aalis_plugin_memory_postgres.sql import StoreSql
 
 Limit = int | float
 
@@ -86,111 +92,15 @@ def _escaped(values: Iterable[str]) -> list[str]:
     return [escape(value) for value in dict.fromkeys(values)]
 
 
-class _Sql:
-    """Every statement of the store, with the schema name filled in once."""
+#: The unique index on message ids (schema.py): its violation is a ``MessageIdConflict``.
+_ID_INDEX = "messages_id"
 
-    def __init__(self, schema: str) -> None:
-        s = quote_schema(schema)
-        m, st, md = f"{s}.messages", f"{s}.session_stats", f"{s}.metadata"
-        self.save = (
-            f"WITH stats AS (INSERT INTO {st} AS t (session_id, active, active_conv, archived,"
-            " last_ts) VALUES (%(sid)s, 1, %(conv)s, 0, %(ts)s) ON CONFLICT (session_id) DO UPDATE"
-            " SET active = t.active + 1, active_conv = t.active_conv + excluded.active_conv,"
-            " last_ts = greatest(t.last_ts, excluded.last_ts) RETURNING 1)"
-            f" INSERT INTO {m} (session_id, ts, control, kind, role, platform, data)"
-            " SELECT %(sid)s, %(ts)s, %(control)s, %(kind)s, %(role)s, %(platform)s, %(data)s"
-            " FROM stats"
-        )
-        # The boundary is the (limit+1)-th newest active conversation row, found backwards on
-        # the session index; the result is every active row after it.
-        self.history = (
-            "WITH boundary AS ("
-            f" SELECT ts, seq FROM {m} WHERE session_id = %(sid)s AND NOT archived"
-            " AND NOT control ORDER BY ts DESC, seq DESC OFFSET %(limit)s LIMIT 1)"
-            f" SELECT data FROM {m} WHERE session_id = %(sid)s AND NOT archived"
-            f" AND (ts, seq) > (SELECT coalesce((SELECT ts FROM boundary), {INT64_MIN}),"
-            " coalesce((SELECT seq FROM boundary), -1))"
-            " ORDER BY ts, seq"
-        )
-        self.history_all = (
-            f"SELECT data FROM {m} WHERE session_id = %s AND NOT archived ORDER BY ts, seq"
-        )
-        self.count = f"SELECT active_conv FROM {st} WHERE session_id = %s"
-        self.lock_session = f"SELECT 1 FROM {st} WHERE session_id = %s FOR UPDATE"
-        # The newest N of a session, archived and active together: each range walked backwards
-        # on its own part of the session index, then merged.
-        self.newest = (
-            f"SELECT seq, ts, data FROM ("
-            f" (SELECT seq, ts, data FROM {m} WHERE session_id = %(sid)s AND NOT archived"
-            "  ORDER BY ts DESC, seq DESC LIMIT %(limit)s)"
-            " UNION ALL"
-            f" (SELECT seq, ts, data FROM {m} WHERE session_id = %(sid)s AND archived"
-            "  ORDER BY ts DESC, seq DESC LIMIT %(limit)s)"
-            ") AS newest ORDER BY ts DESC, seq DESC LIMIT %(limit)s"
-        )
-        self.all_rows = (
-            f"SELECT seq, ts, data, archived FROM {m} WHERE session_id = %s ORDER BY ts, seq"
-        )
-        self.active_span = (
-            f"SELECT seq, control FROM {m} WHERE session_id = %s AND NOT archived"
-            " ORDER BY ts, seq LIMIT %s"
-        )
-        self.archive = f"UPDATE {m} SET archived = true WHERE seq = ANY(%s)"
-        self.archive_stats = (
-            f"UPDATE {st} SET active = active - %(n)s, active_conv = active_conv - %(conv)s,"
-            " archived = archived + %(n)s WHERE session_id = %(sid)s"
-        )
-        self.clear_messages = f"DELETE FROM {m} WHERE session_id = %s"
-        self.clear_stats = f"DELETE FROM {st} WHERE session_id = %s"
-        self.clear_all_stats = f"DELETE FROM {st}"
-        self.clear_all_messages = f"DELETE FROM {m}"
-        self.range_part = (
-            f"SELECT ts, seq, data FROM {m} WHERE session_id = %(sid)s AND {{archived}}"
-            " AND ts >= %(start)s AND ts <= %(end)s {filters}"
-            " ORDER BY ts, seq LIMIT %(limit)s"
-        )
-        self.recent = (
-            f"SELECT session_id, data FROM {m} WHERE NOT archived AND role = ANY(%(roles)s)"
-            " {filters} ORDER BY ts DESC, seq DESC LIMIT %(limit)s"
-        )
-        self.update_data = f"UPDATE {m} SET data = %s WHERE seq = %s"
-        self.delete_by_ts = (
-            f"DELETE FROM {m} WHERE session_id = %s AND ts = ANY(%s) RETURNING archived, control"
-        )
-        self.last_ts = (
-            f"SELECT greatest((SELECT max(ts) FROM {m} WHERE session_id = %(sid)s AND NOT archived),"
-            f" (SELECT max(ts) FROM {m} WHERE session_id = %(sid)s AND archived))"
-        )
-        self.subtract_stats = (
-            f"UPDATE {st} SET active = active - %(active)s, active_conv = active_conv - %(conv)s,"
-            " archived = archived - %(archived)s, last_ts = %(last)s WHERE session_id = %(sid)s"
-        )
-        self.sessions = (
-            f"SELECT session_id, active, archived, last_ts FROM {st}"
-            " ORDER BY last_ts DESC, session_id"
-        )
-        self.import_stats = (
-            f"INSERT INTO {st} AS t (session_id, active, active_conv, archived, last_ts)"
-            " VALUES (%(sid)s, %(active)s, %(conv)s, %(archived)s, %(ts)s)"
-            " ON CONFLICT (session_id) DO UPDATE SET active = t.active + excluded.active,"
-            " active_conv = t.active_conv + excluded.active_conv,"
-            " archived = t.archived + excluded.archived,"
-            " last_ts = greatest(t.last_ts, excluded.last_ts)"
-        )
-        self.import_row = (
-            f"INSERT INTO {m} (session_id, ts, archived, control, kind, role, platform, data)"
-            " VALUES (%s, %s, %s, %s, %s, %s, %s, %s)"
-        )
-        self.put = (
-            f"INSERT INTO {md} (namespace, key, data, updated_at) VALUES (%s, %s, %s, %s)"
-            " ON CONFLICT (namespace, key) DO UPDATE SET data = excluded.data,"
-            " updated_at = excluded.updated_at"
-        )
-        self.delete = f"DELETE FROM {md} WHERE namespace = %s AND key = %s"
-        self.get = f"SELECT data FROM {md} WHERE namespace = %s AND key = %s"
-        self.list = f"SELECT key, data, updated_at FROM {md} WHERE namespace = %s ORDER BY key"
-        self.keys = f"SELECT key FROM {md} WHERE namespace = %s ORDER BY key"
-        self.namespaces = f"SELECT DISTINCT namespace FROM {md} ORDER BY namespace"
+
+def _id_conflict(exc: UniqueViolation) -> Exception:
+    """A duplicate message id as the contract names it; any other violation as it is."""
+    if exc.diag.constraint_name != _ID_INDEX:
+        return exc
+    return MessageIdConflict(f"a message id is already stored: {exc.diag.message_detail}")
 
 
 class PostgresMemory(CompleteMemoryBackend):
@@ -209,7 +119,7 @@ class PostgresMemory(CompleteMemoryBackend):
         self.schema = config.schema
         self.range_query_limit = config.range_query_limit
         self.cross_session_max_limit = config.cross_session_max_limit
-        self._sql = _Sql(config.schema)
+        self._sql = StoreSql(config.schema)
         self._exact = ExactSql(config.schema)
         self._redactor = Redactor(config.uri)
         self._logger = (
@@ -300,7 +210,7 @@ class PostgresMemory(CompleteMemoryBackend):
     # -- messages ----------------------------------------------------------------------
 
     async def _save_message(self, session_id: str, message: Message, timestamp: int) -> None:
-        ts, control, kind, role, platform, data = message_columns(message, timestamp)
+        ts, control, kind, role, platform, data, ident = message_columns(message, timestamp)
         params = {
             "sid": escape(session_id),
             "ts": ts,
@@ -310,9 +220,14 @@ class PostgresMemory(CompleteMemoryBackend):
             "role": role,
             "platform": platform,
             "data": data,
+            "id": ident,
         }
-        async with self.pool.connection() as conn:
-            await conn.execute(self._sql.save, params)
+        # One statement: a duplicate id fails it whole (counters included).
+        try:
+            async with self.pool.connection() as conn:
+                await conn.execute(self._sql.save, params)
+        except UniqueViolation as exc:
+            raise _id_conflict(exc) from None
 
     async def _get_history(self, session_id: str, limit: Limit) -> list[Message]:
         sid = escape(session_id)
@@ -456,12 +371,28 @@ class PostgresMemory(CompleteMemoryBackend):
     async def _delete_messages_by_timestamps(
         self, session_id: str, timestamps: Sequence[int]
     ) -> int:
-        wanted = list(timestamps)
+        return await self._delete_where(self._sql.delete_by_ts, session_id, list(timestamps))
+
+    async def _delete_messages_by_ids(self, session_id: str, ids: Sequence[str]) -> int:
+        return await self._delete_where(self._sql.delete_by_ids, session_id, list(ids))
+
+    async def _get_messages_by_ids(self, ids: Sequence[str]) -> list[StoredRecord]:
+        rows = await self._fetch(self._sql.by_ids, (list(ids),))
+        decoded = decode_messages_indexed([row[2] for row in rows], self._corrupt("*"))
+        return [
+            StoredRecord(
+                session_id=unescape(rows[i][0]), message=message, archived=bool(rows[i][1])
+            )
+            for i, message in decoded
+        ]
+
+    async def _delete_where(self, delete: str, session_id: str, values: list[Any]) -> int:
+        """Run ``delete`` (``session_id``, ``values``) and keep the session's counters right."""
         sid = escape(session_id)
         sql = self._sql
         async with self.pool.connection() as conn, conn.transaction():
             await conn.execute(sql.lock_session, (sid,))
-            cursor = await conn.execute(sql.delete_by_ts, (sid, wanted))
+            cursor = await conn.execute(delete, (sid, values))
             deleted = await cursor.fetchall()
             if not deleted:
                 return 0
@@ -514,8 +445,8 @@ class PostgresMemory(CompleteMemoryBackend):
         active = sum(1 for archived, _row in rows if not archived)
         conversation = sum(1 for archived, row in rows if not archived and not row[1])
         params = [
-            (sid, ts, archived, control, kind, role, platform, data)
-            for archived, (ts, control, kind, role, platform, data) in rows
+            (sid, ts, archived, control, kind, role, platform, data, ident)
+            for archived, (ts, control, kind, role, platform, data, ident) in rows
         ]
         stats = {
             "sid": sid,
@@ -524,10 +455,14 @@ class PostgresMemory(CompleteMemoryBackend):
             "archived": len(rows) - active,
             "ts": max(row[0] for _archived, row in rows),
         }
-        async with self.pool.connection() as conn, conn.transaction():
-            await conn.execute(self._sql.import_stats, stats)
-            async with conn.cursor() as cursor:
-                await cursor.executemany(self._sql.import_row, params)
+        # One transaction: a stored or repeated id rolls the whole import back.
+        try:
+            async with self.pool.connection() as conn, conn.transaction():
+                await conn.execute(self._sql.import_stats, stats)
+                async with conn.cursor() as cursor:
+                    await cursor.executemany(self._sql.import_row, params)
+        except UniqueViolation as exc:
+            raise _id_conflict(exc) from None
         return len(rows)
 
     # -- metadata ----------------------------------------------------------------------
@@ -596,10 +531,13 @@ class PostgresMemory(CompleteMemoryBackend):
     async def _archive_exact(self, session_id: str, commit: ExactCommit) -> int:
         marker = commit.marker
         row = None if marker is None else message_columns(marker.message, marker.timestamp)
-        async with self.pool.connection() as conn:
-            return await archive_exact(
-                conn, self._exact, session_id, commit.ids, commit.guard, row, commit.updated_at
-            )
+        try:
+            async with self.pool.connection() as conn:
+                return await archive_exact(
+                    conn, self._exact, session_id, commit.ids, commit.guard, row, commit.updated_at
+                )
+        except UniqueViolation as exc:  # the marker's id is stored already: nothing committed
+            raise _id_conflict(exc) from None
 
     async def _list_namespaces(self) -> list[str]:
         rows = await self._fetch(self._sql.namespaces, ())

@@ -29,7 +29,8 @@ async def _grow(store: PostgresMemory, total: int) -> None:
         await conn.execute(f"TRUNCATE {s}.messages, {s}.session_stats")
         for sid in (SESSION, "other-1", "other-2", "other-3"):
             await conn.execute(
-                f"INSERT INTO {s}.messages (session_id, ts, archived, control, kind, role, platform, data)"
+                f"INSERT INTO {s}.messages (session_id, ts, archived, control, kind, role, platform,"
+                " data, id)"
                 " SELECT %(sid)s, i, i < %(archived)s, i %% 10 = 5,"
                 " CASE WHEN i %% 10 = 5 THEN 'compression' END,"
                 " CASE WHEN i %% 2 = 0 THEN 'user' ELSE 'assistant' END,"
@@ -37,7 +38,8 @@ async def _grow(store: PostgresMemory, total: int) -> None:
                 " json_strip_nulls(json_build_object("
                 "   'role', CASE WHEN i %% 2 = 0 THEN 'user' ELSE 'assistant' END,"
                 "   'kind', CASE WHEN i %% 10 = 5 THEN 'compression' END,"
-                "   'content', 'message ' || i, 'timestamp', i))::text"
+                "   'content', 'message ' || i, 'timestamp', i, 'id', %(sid)s || '-' || i))::text,"
+                " %(sid)s || '-' || i"
                 " FROM generate_series(1, %(total)s) AS i",
                 {"sid": sid, "total": total, "archived": total * 9 // 10},
             )
@@ -51,9 +53,10 @@ async def _grow(store: PostgresMemory, total: int) -> None:
             )
         # Many small sessions, as a shared server holds: count_history must find its row by key.
         await conn.execute(
-            f"INSERT INTO {s}.messages (session_id, ts, control, role, data)"
+            f"INSERT INTO {s}.messages (session_id, ts, control, role, data, id)"
             " SELECT 'tiny-' || i, i, false, 'user',"
-            " json_build_object('role', 'user', 'content', 'hi', 'timestamp', i)::text"
+            " json_build_object('role', 'user', 'content', 'hi', 'timestamp', i, 'id', 'tiny-' || i)"
+            "::text, 'tiny-' || i"
             " FROM generate_series(1, %s) AS i",
             (total // 2,),
         )
@@ -98,6 +101,8 @@ def _queries(store: PostgresMemory) -> dict[str, tuple[str, Any]]:
             recent_platform,
             {"roles": ["user", "assistant"], "limit": 100, "platform": "web"},
         ),
+        # By id: the unique index messages_id, whatever the sessions' sizes.
+        "get_messages_by_ids(3)": (sql.by_ids, ([f"{SESSION}-5", "other-1-7", "tiny-3"],)),
     }
 
 

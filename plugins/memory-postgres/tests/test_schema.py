@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import math
 
+import psycopg
 import pytest
+from aalis_api_memory.errors import MessageIdConflict
 from aalis_plugin_memory_postgres import PostgresConfig, PostgresMemory, PostgresUnavailable
-from aalis_plugin_memory_postgres.schema import MIGRATIONS, SCHEMA_VERSION, quote_schema
+from aalis_plugin_memory_postgres.codec import encode_message
+from aalis_plugin_memory_postgres.schema import MIGRATIONS, SCHEMA_VERSION, migrate, quote_schema
 from aalis_schema_message import Message
 
 
@@ -28,7 +32,9 @@ async def test_hosts_starting_together_on_a_new_schema_migrate_it_once(
 ) -> None:
     stores = await asyncio.gather(*(PostgresMemory.connect(pg_config) for _ in range(6)))
     try:
-        assert await _versions(stores[0]) == [(1, MIGRATIONS[0][0])]
+        assert await _versions(stores[0]) == [
+            (i + 1, name) for i, (name, _s) in enumerate(MIGRATIONS)
+        ]
         await asyncio.gather(
             *(
                 s.save_message("s", Message(role="user", content=str(i), timestamp=i))
@@ -85,3 +91,84 @@ def test_bad_settings_are_refused(field: str, value: object, error: type[Excepti
 def test_a_pool_smaller_than_its_minimum_is_refused() -> None:
     with pytest.raises(ValueError, match="at least min_pool_size"):
         PostgresConfig(min_pool_size=5, max_pool_size=2)
+
+
+# -- message ids for data written before they existed (migration 0002) --------------------
+
+
+async def _old_store(config: PostgresConfig) -> None:
+    """The schema at version 1 with messages as that version wrote them: no id anywhere."""
+    schema = quote_schema(config.schema)
+    assert config.uri is not None
+    async with await psycopg.AsyncConnection.connect(config.uri, autocommit=True) as conn:
+        assert await migrate(conn, config.schema, target=1) == 1
+        rows = [
+            ("s", Message(role="user", content="first", timestamp=1), True),
+            ("s", Message(role="assistant", content="second", timestamp=1), False),
+            ("s", Message(role="user", content="third", timestamp=2), False),
+            ("t", Message(role="user", content="elsewhere", timestamp=1), False),
+        ]
+        for sid, message, archived in rows:
+            ts = message.timestamp
+            assert ts is not None
+            assert "id" not in message.to_json()
+            await conn.execute(
+                f"INSERT INTO {schema}.messages (session_id, ts, archived, control, role, data)"
+                " VALUES (%s, %s, %s, false, %s, %s)",
+                (sid, message.timestamp, archived, message.role, encode_message(message, ts)),
+            )
+        # A row damaged by hand: reads skip it; the migration must not trip on it.
+        await conn.execute(
+            f"INSERT INTO {schema}.messages (session_id, ts, control, role, data)"
+            " VALUES ('s', 3, false, 'user', 'not json')"
+        )
+        await conn.execute(
+            f"INSERT INTO {schema}.session_stats VALUES ('s', 3, 3, 1, 3), ('t', 1, 1, 0, 1)"
+        )
+
+
+async def _ids(store: PostgresMemory, session_id: str) -> list[str | None]:
+    return [m.id for m in await store.get_full_history(session_id, math.inf)]
+
+
+async def test_messages_stored_before_ids_get_them_once_and_keep_them(
+    pg_config: PostgresConfig,
+) -> None:
+    await _old_store(pg_config)
+    # Several hosts upgrading at once: the migration runs once, under the advisory lock.
+    stores = await asyncio.gather(*(PostgresMemory.connect(pg_config) for _ in range(4)))
+    try:
+        assert await _versions(stores[0]) == [(i + 1, n) for i, (n, _s) in enumerate(MIGRATIONS)]
+        ids = await _ids(stores[0], "s")
+        assert len(ids) == 3
+        assert all(isinstance(i, str) and i for i in ids)
+        [other] = await _ids(stores[0], "t")
+        assert len({*ids, other}) == 4
+        # Every read, every host: the same ids.
+        for store in stores:
+            assert await _ids(store, "s") == ids
+            assert [m.id for m in await store.get_history("s")] == ids[1:]
+            assert [r.message.id for r in await store.export_session("s")] == ids
+            assert (await store.history_snapshot("s")).messages[0].id == ids[1]
+    finally:
+        await asyncio.gather(*(s.close() for s in stores))
+    store = await PostgresMemory.connect(pg_config)
+    try:
+        assert await _ids(store, "s") == ids  # after reopening
+        found = await store.get_messages_by_ids([ids[0], other, ids[2]])
+        assert [(r.session_id, r.message.content, r.archived) for r in found] == [
+            ("s", "first", True),
+            ("t", "elsewhere", False),
+            ("s", "third", False),
+        ]
+        with pytest.raises(MessageIdConflict):
+            await store.save_message("u", Message(role="user", content="x", id=ids[1]))
+        assert await store.delete_messages_by_ids("s", [ids[1], other]) == 1
+        assert [m.content for m in await store.get_full_history("s", math.inf)] == [
+            "first",
+            "third",
+        ]
+        assert await store.count_history("s") == 2  # "third", and the damaged row: still a row
+        assert await store.get_messages_by_ids([ids[1]]) == []
+    finally:
+        await store.close()
