@@ -39,7 +39,7 @@ HERS = ("2580", "Elm Street", "marmalade", "xylophone", "alice")
 #: Words of the other person in the group, which must stay.
 HIS = ("standup moves to nine", "budget is approved", "bob says bye")
 
-BACKENDS = ["memory-inmemory", "memory-sqlite"]
+BACKENDS = ["memory-inmemory", "memory-sqlite", "memory-postgres", "memory-mongodb"]
 
 
 class VectorProviders(Plugin):
