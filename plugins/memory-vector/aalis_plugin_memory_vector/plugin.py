@@ -116,6 +116,8 @@ class MemoryVector(Plugin):
             sessions = [session_id]
         outcomes: dict[str, IndexOutcome] = {}
         for sid in sessions:
+            if self.persons is not None:  # the store is the truth for who speaks where too
+                await self.persons.rebuild(sid)
             messages = await mem.get_full_history(sid, float("inf"))
             outcomes[sid] = await indexer.index_now(sid, messages)
         return outcomes

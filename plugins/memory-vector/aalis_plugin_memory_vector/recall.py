@@ -136,13 +136,13 @@ class VectorRecall:
         """The filter of a recall from ``session_id``; ``narrow`` is an explicit platform the
         caller asked for (it narrows every mode). ``user`` and ``platform`` name the sessions
         in scope from the person registry (docs/host/privacy.md)."""
-        resolved = await self.mode_of(session_id, platform)
+        own = await self._people(session_id)
+        resolved = await self.mode_of(session_id, platform or own.platform)
         roles = frozenset(INDEXED_ROLES)
         if resolved.mode == "all":
             return ScopeFilter(model_id=model_id, session_ids=None, roles=roles, platform=narrow)
         sessions = frozenset({session_id})
         if resolved.mode in ("user", "platform") and self._persons is not None:
-            own = await self._people(session_id)
             try:
                 sessions = await self._persons.sessions_of(session_id, own, resolved.mode)
             except Exception as exc:

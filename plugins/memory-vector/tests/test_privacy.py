@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
-from aalis_api_memory import PromptRequest, memory
+from aalis_api_memory import PromptRequest, forget_person, memory
 from aalis_api_memory.prompt import collect_prompt_blocks
 from aalis_api_vectorstore import recall
 from aalis_plugin_memory_vector import MemoryVector
@@ -193,3 +193,30 @@ async def test_status_lists_every_session_override_and_every_invalid_one(world: 
     assert "cross_sesion_mode" in typo
     assert "(invalid: isolated)" in typo
     assert any(line.startswith("  session wrong: ") and "invalid" in line for line in lines)
+
+
+async def test_a_registry_entry_that_is_not_shaped_like_one_seals_its_session(
+    world: World,
+) -> None:
+    await world.say("alice-1", said(PIN, T0, "telegram", "alice"))
+    await world.say("alice-2", said("hello", T0 + 1, "telegram", "alice"))
+    assert PIN in await world.recalled("alice-2")
+    await world.memory.save_metadata(PERSONS_NAMESPACE, "alice-1", {"persons": "alice"})
+    assert PIN not in await world.recalled("alice-2")
+
+
+async def test_a_group_stays_a_group_once_the_other_person_is_forgotten(world: World) -> None:
+    from aalis_plugin_memory_vector.persons import People
+
+    await world.say("bob-dm", said("bob's own secret", T0, "telegram", "bob"))
+    await world.say(
+        "group",
+        said("alice was here", T0 + 1, "telegram", "alice"),
+        said("bob too", T0 + 2, "telegram", "bob"),
+    )
+    rows = await forget_person(world.host, "telegram:alice")
+    assert all(row.success for row in rows), rows
+    entry = People.from_json(await world.memory.get_metadata(PERSONS_NAMESPACE, "group"))
+    assert entry.persons == frozenset({("telegram", "bob")})
+    assert entry.group
+    assert "bob's own secret" not in await world.recalled("group", "bob's own secret")
