@@ -171,3 +171,49 @@ async def test_marked_metadata_entries_go_in_one_batch(make_host: Any) -> None:
         )
         assert await forget_marked_entries(mem, ["prefs"], Person("telegram", "alice")) == 1
         assert [e.key for e in await mem.list_metadata("prefs")] == ["b", "c"]
+
+
+class Gate(Plugin):
+    """Holds the forget chain open on the way in until the test says go."""
+
+    name = "gate"
+
+    def __init__(self) -> None:
+        import asyncio
+
+        self.entered = asyncio.Event()
+        self.go = asyncio.Event()
+
+    @hookimpl
+    async def memory_forget(
+        self, request: ForgetRequest, call_next: Callable[[], Awaitable[None]]
+    ) -> None:
+        self.entered.set()
+        await self.go.wait()
+        await call_next()
+
+
+async def test_a_message_saved_during_a_forget_waits_and_lands_afterwards(
+    make_host: Any,
+) -> None:
+    import asyncio
+
+    gate = Gate()
+    async with make_host(gate) as host:
+        mem = host.capability(memory).use
+        await seed(mem)
+        forgetting = asyncio.create_task(forget_person(host, "telegram:alice"))
+        await gate.entered.wait()
+        late = asyncio.create_task(
+            mem.save_message(
+                "alice-dm", said("said after the forget began", T0 + 50, "telegram", "alice")
+            )
+        )
+        await asyncio.sleep(0.05)
+        assert not late.done()  # held: it must not slip in before the erasure
+        gate.go.set()
+        await forgetting
+        await late
+        assert [m.content for m in await mem.get_history("alice-dm")] == [
+            "said after the forget began"
+        ]
