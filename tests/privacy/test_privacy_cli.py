@@ -139,3 +139,22 @@ def test_forget_prints_a_row_per_layer_and_leaves_no_word(tmp_path: Path, aalis:
     search = aalis("vector", "search", "2580 Elm Street PIN", "-k", "10")
     assert "2580" not in search.stdout
     assert "Elm" not in search.stdout
+
+
+def test_a_failed_layer_exits_1_and_reindex_clears_what_it_left(tmp_path: Path, aalis: Run) -> None:
+    load(
+        tmp_path,
+        aalis,
+        line("dm", "my bank PIN is 2580", T0, ("telegram", "ann")),
+        line("other", "the weather is fine", T0 + 1, ("telegram", "bob")),
+    )
+    config = tmp_path / "aalis.toml"
+    config.write_text(HASH_CONFIG + '[plugins]\ndisabled = ["vectorstore-sqlite"]\n', "utf-8")
+    run = aalis("forget", "--person", "telegram:ann", "--yes")
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert "ok     memory: 1 message erased" in run.stdout
+    assert "FAILED memory-vector: no vector store is active; vectors not erased" in run.stdout
+    config.write_text(HASH_CONFIG, "utf-8")
+    assert "2580" in aalis("vector", "search", "bank PIN 2580").stdout  # what the row said
+    assert aalis("vector", "reindex", "--all").returncode == 0
+    assert "2580" not in aalis("vector", "search", "bank PIN 2580").stdout

@@ -218,9 +218,11 @@ async def _erase_from_store(service: MemoryService | None, request: ForgetReques
         "group_sessions": len(request.group_messages),
         "messages": deleted,
     }
+    private, groups = len(request.private_sessions), len(request.group_messages)
     summary = (
-        f"{deleted} messages erased: {len(request.private_sessions)} private sessions whole, "
-        f"{len(request.group_messages)} group sessions"
+        f"{deleted} message{'' if deleted == 1 else 's'} erased: {private} private "
+        f"session{'' if private == 1 else 's'} whole, {groups} group "
+        f"session{'' if groups == 1 else 's'}"
     )
     if problems:
         shown = "; ".join(problems[:5])
