@@ -21,7 +21,15 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import attrs
-from aalis_api_memory import Delete, FullHistory, MemoryService, Put, Transfer, supports
+from aalis_api_memory import (
+    Delete,
+    FullHistory,
+    MemoryService,
+    Put,
+    Transfer,
+    clear_metadata_namespaces,
+    supports,
+)
 from aalis_schema_message import Message
 
 from aalis_plugin_memory_vector.text import metadata_str
@@ -197,6 +205,18 @@ class PersonRegistry:
             }
             return itself | found
         return itself
+
+    async def drop(self, session_id: str | None) -> int:
+        """Remove the entry of a session whose history was cleared (every entry when None):
+        who spoke there is personal data too, and nothing of it remains to be derived."""
+        memory = self._memory.use
+        async with self._lock:
+            if session_id is None:
+                (keys,) = await clear_metadata_namespaces(memory, [PERSONS_NAMESPACE], self._logger)
+                self._synced = False
+                return len(keys)
+            await memory.delete_metadata(PERSONS_NAMESPACE, session_id)
+            return 1
 
     async def forget(self, person: Person, erased_sessions: Iterable[str]) -> int:
         """Drop ``person`` from every entry and the entries of ``erased_sessions`` (cleared

@@ -19,6 +19,7 @@ from aalis_api_memory import (
     PromptBlock,
     PromptRequest,
     TextRef,
+    history_cleared,
     memory,
 )
 from aalis_api_vectorstore import RecallHit, recall, vectorstore
@@ -165,6 +166,12 @@ class MemoryVector(Plugin):
                         VECTOR_CLEAR_TYPE,
                     )
         await call_next()
+        if self.persons is not None and self.caps.memory.present and history_cleared(request):
+            try:  # the person registry follows the history it is derived from
+                await self.persons.drop(request.session_id)
+            except Exception as exc:
+                assert self._ctx is not None
+                self._ctx.logger.warning("person registry not cleared", error=str(exc))
 
     @hookimpl
     async def memory_forget(

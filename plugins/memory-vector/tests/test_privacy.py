@@ -220,3 +220,17 @@ async def test_a_group_stays_a_group_once_the_other_person_is_forgotten(world: W
     assert entry.persons == frozenset({("telegram", "bob")})
     assert entry.group
     assert "bob's own secret" not in await world.recalled("group", "bob's own secret")
+
+
+async def test_a_history_clear_takes_the_registry_entries_with_it(world: World) -> None:
+    from aalis_api_memory import run_clear
+
+    await world.say("alice-1", said(PIN, T0, "telegram", "alice"))
+    await world.say("bob-1", said("hello", T0 + 1, "telegram", "bob"))
+    await run_clear(world.host, "session", "alice-1", ["vector"])  # vectors only: kept
+    assert await world.memory.get_metadata(PERSONS_NAMESPACE, "alice-1") is not None
+    await run_clear(world.host, "session", "alice-1")
+    assert await world.memory.get_metadata(PERSONS_NAMESPACE, "alice-1") is None
+    assert await world.memory.get_metadata(PERSONS_NAMESPACE, "bob-1") is not None
+    await run_clear(world.host, "all")
+    assert await world.memory.list_metadata(PERSONS_NAMESPACE) == []
