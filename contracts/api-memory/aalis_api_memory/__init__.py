@@ -36,6 +36,14 @@ from aalis_api_memory.exact import (
     MetadataGuard,
     has_exact_archiving,
 )
+from aalis_api_memory.forgetting import (
+    PERSON_MARK,
+    ForgetRequest,
+    ForgetResult,
+    forget_marked_entries,
+    forget_person,
+    marked_as,
+)
 from aalis_api_memory.holds import HeldMemory, Holding
 from aalis_api_memory.person import Person, PersonLike, person_of
 from aalis_api_memory.prompt import (
@@ -105,6 +113,7 @@ __all__ = [
     "CONTEXT_CLEAR_TYPE",
     "OPTIONAL_GROUPS",
     "OPTIONAL_METHODS",
+    "PERSON_MARK",
     "REASON_CODES",
     "ArchiveConflict",
     "BridgeDeadlock",
@@ -120,6 +129,8 @@ __all__ = [
     "CrossSession",
     "Delete",
     "ExactArchiving",
+    "ForgetRequest",
+    "ForgetResult",
     "FullHistory",
     "FullMemoryService",
     "HeldMemory",
@@ -173,9 +184,12 @@ __all__ = [
     "compression",
     "compression_due",
     "compression_line",
+    "forget_marked_entries",
+    "forget_person",
     "has_exact_archiving",
     "history_cleared",
     "insert_prompt_blocks",
+    "marked_as",
     "memory",
     "person_of",
     "resolve_types",

@@ -493,12 +493,13 @@ COMMANDS: tuple[click.Command, ...] = (
 
 def register(cli: click.Group) -> None:
     """Add the memory commands (and export/import/migrate) to the ``aalis`` group."""
-    from aalis_api_memory import cli_backup, cli_transfer
+    from aalis_api_memory import cli_backup, cli_forget, cli_transfer
 
     for command in COMMANDS:
         cli.add_command(command)
     cli_transfer.register(cli)
     cli.add_command(cli_backup.backup_command)
+    cli.add_command(cli_forget.forget_command)
 
 
 class MemoryCli(Plugin):

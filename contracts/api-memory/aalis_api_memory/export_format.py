@@ -5,7 +5,9 @@ greps well and every line stands alone:
 
 - line 1, the header: ``{"format": "aalis-memory-export", "version": 1, ...}`` (``header``);
 - one line per message, in history order: ``{"session_id", "archived", "message"}``, where
-  ``message`` is ``Message.to_json()`` (``message_line``);
+  ``message`` is ``Message.to_json()`` (``message_line``), its ``id`` included (files
+  written before message identity have none; import names those records from the file,
+  ``transfer.identity``);
 - one line per metadata entry: ``{"namespace", "key", "data"}`` (``metadata_line``).
 
 Writing is one line at a time (``dumps``), so an export never holds more than one session.
@@ -164,14 +166,37 @@ def iter_lines(lines: Iterable[str], source: str) -> Iterator[tuple[int, str, An
         raise TransferError(f"{source}: empty file; expected an Aalis export (JSON lines)")
 
 
+class _UniqueIds:
+    """Refuses a message id a file names twice: a store would refuse the second one
+    half-way through an import (ids are unique in a store)."""
+
+    def __init__(self, source: str) -> None:
+        self._source = source
+        self._seen: set[str] = set()
+
+    def check(self, number: int, record: StoredMessage) -> None:
+        ident = record.message.id
+        if ident is None:
+            return
+        if ident in self._seen:
+            raise TransferError(
+                f"{self._source} line {number}: message id {ident!r} appears twice "
+                "(ids are unique in a store)"
+            )
+        self._seen.add(ident)
+
+
 def scan_export(lines: Iterable[str], source: str = "<input>") -> ExportSummary:
-    """Check every line of an export; keep counts and metadata, not messages."""
+    """Check every line of an export; keep counts and metadata, not messages (and the ids,
+    to refuse one named twice)."""
     summary: ExportSummary | None = None
+    ids = _UniqueIds(source)
     for number, kind, a, b in iter_lines(lines, source):
         if kind == "header":
             summary = ExportSummary(a)
         elif kind == "message":
             assert summary is not None
+            ids.check(number, b)
             summary.session_counts[a] = summary.session_counts.get(a, 0) + 1
         else:
             assert summary is not None
@@ -223,11 +248,13 @@ class ExportFile:
 def parse_export(lines: Iterable[str], source: str = "<input>") -> ExportFile:
     """Read and check a whole export into memory (``aalis import`` streams instead)."""
     parsed: ExportFile | None = None
+    ids = _UniqueIds(source)
     for number, kind, a, b in iter_lines(lines, source):
         if kind == "header":
             parsed = ExportFile(a)
         elif kind == "message":
             assert parsed is not None
+            ids.check(number, b)
             parsed.sessions.setdefault(a, []).append(b)
         else:
             assert parsed is not None

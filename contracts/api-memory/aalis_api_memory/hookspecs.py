@@ -6,7 +6,8 @@ is checked against them (a misspelt hook is a load error, not a silent no-op) wh
 
 Four shapes live here (see docs/architecture.md):
 
-* middleware: ``memory_clear`` (async, Koa-style onion, run by ``host.run_middleware``);
+* middleware: ``memory_clear`` and ``memory_forget`` (async, Koa-style onions, run by
+  ``host.run_middleware``);
 * contributions: ``memory_clear_types`` (sync, collected by ``host.collect_contributions``);
 * a prompt contribution: ``prompt_contributions`` (async, collected by
   ``aalis_api_memory.prompt.collect_prompt_blocks``, each contributor contained);
@@ -24,6 +25,7 @@ from aalis_schema_message import Message
 
 from aalis_api_memory.clearing import ClearRequest, ClearType
 from aalis_api_memory.compression import CompressionUsage
+from aalis_api_memory.forgetting import ForgetRequest
 from aalis_api_memory.prompt import PromptBlock, PromptRequest
 from aalis_core.markers import hookspec
 
@@ -39,6 +41,18 @@ async def memory_clear(request: ClearRequest, call_next: Callable[[], Awaitable[
     handled (``request.wants(type_id)`` tells whether this clear covers it). Raising does not
     break the chain: the runner records a failure row for you and carries on. Returning
     without calling ``call_next`` deliberately stops the clear for everyone inside you.
+    """
+
+
+@hookspec
+async def memory_forget(request: ForgetRequest, call_next: Callable[[], Awaitable[None]]) -> None:
+    """Take part in forgetting ``request.person`` (docs/host/privacy.md).
+
+    The innermost action erases the person from the memory store and fills
+    ``request.private_sessions`` (cleared whole) and ``request.group_messages`` (the
+    person's messages deleted from each group session), so what you derived from those goes
+    after ``await call_next()``. Report one row with counts (``request.report``). Raising
+    does not break the chain: the runner records a failure row for you and carries on.
     """
 
 
@@ -131,6 +145,7 @@ __all__ = [
     "history_changed",
     "memory_clear",
     "memory_clear_types",
+    "memory_forget",
     "memory_messages_deleted",
     "memory_messages_rewritten",
     "memory_messages_saved",

@@ -102,6 +102,15 @@ class Person:
             metadata.setdefault(USER_ID_KEY, self.user_id)
         return attrs.evolve(message, metadata=metadata)
 
+    def said(self, message: Message) -> bool:
+        """True when ``message`` carries this person's platform and user id (any role: a
+        reply an agent stamped with the person it answered is theirs too)."""
+        metadata = message.metadata or {}
+        return (
+            metadata.get(PLATFORM_KEY) == self.platform
+            and metadata.get(USER_ID_KEY) == self.user_id
+        )
+
     def __str__(self) -> str:
         return f"{self.platform}:{self.user_id}"
 

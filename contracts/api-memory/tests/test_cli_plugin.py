@@ -122,6 +122,8 @@ def test_history_json_and_limits(seeded: Callable[..., Any]) -> None:
     data = json.loads(seeded("history", "s1", "--json", "--limit", "1").stdout)
     # The last conversation message, and the marker after the one before it.
     assert [m.get("content") for m in data] == ["divider", "it is 42"]
+    # Every message is shown with its id (what `aalis undo` and derived layers name it by).
+    assert all(isinstance(m.pop("id"), str) for m in data)
     assert data[1] == {"role": "assistant", "content": "it is 42", "timestamp": T0 + 4}
     full = json.loads(seeded("history", "s1", "--full", "--json", "-n", "all").stdout)
     assert len(full) == 5

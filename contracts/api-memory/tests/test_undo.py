@@ -76,16 +76,39 @@ async def test_undo_deletes_the_whole_last_turn_and_tells_everyone(
         assert len(events.seen) == 4  # nothing emitted for the refused undo
 
 
-async def test_undo_refuses_when_an_earlier_message_shares_the_turns_timestamp(
+async def test_undo_by_id_takes_only_the_turn_when_an_earlier_message_shares_its_timestamp(
     make_host: Callable[..., Any],
 ) -> None:
     async with make_host() as host:
         mem = host.capability(memory).use
         await mem.save_message("s", Message(role="assistant", content="old", timestamp=T0))
         await mem.save_message("s", Message(role="user", content="new", timestamp=T0))
-        with pytest.raises(UndoError, match="shares a timestamp"):
-            await undo_last_turn(mem, "s", host.emit)
-        assert len(await mem.get_history("s", math.inf)) == 2
+        outcome = await undo_last_turn(mem, "s", host.emit)
+        assert [m.content for m in outcome.messages] == ["new"]
+        assert outcome.deleted == 1
+        assert [m.content for m in await mem.get_history("s", math.inf)] == ["old"]
+
+
+async def test_undo_by_timestamp_refuses_when_an_earlier_message_shares_the_turns_timestamp() -> (
+    None
+):
+    class TimestampsOnly:
+        """A store without identity: no ids on its messages, deletes by timestamp only."""
+
+        async def get_history(self, session_id: str, limit: Any = None) -> list[Message]:
+            return [
+                Message(role="assistant", content="old", timestamp=T0),
+                Message(role="user", content="new", timestamp=T0),
+            ]
+
+        async def delete_messages_by_timestamps(self, session_id: str, timestamps: Any) -> int:
+            raise AssertionError("nothing may be deleted")
+
+    async def emit(event: str, **payload: Any) -> None:
+        raise AssertionError("nothing may be emitted")
+
+    with pytest.raises(UndoError, match="shares a timestamp"):
+        await undo_last_turn(TimestampsOnly(), "s", emit)
 
 
 async def test_undo_needs_delete_by_timestamps(make_host: Callable[..., Any]) -> None:

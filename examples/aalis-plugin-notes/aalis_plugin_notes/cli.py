@@ -25,7 +25,7 @@ class NotesSource(Protocol):
     def notes(self) -> Notes: ...
 
 
-async def _with_notes(session_id: str, text: str | None) -> list[Note]:
+async def _with_notes(session_id: str, text: str | None, person: str | None = None) -> list[Note]:
     async with open_host() as host:
         plugin = host.plugin("notes")
         state = next((i.state for i in host.plugins() if i.name == "notes"), None)
@@ -33,7 +33,7 @@ async def _with_notes(session_id: str, text: str | None) -> list[Note]:
             raise LookupError(f"the notes plugin is not active (state: {state or 'not loaded'})")
         notes = plugin.notes()
         if text is not None:
-            return [await notes.add(session_id, text)]
+            return [await notes.add(session_id, text, person)]
         return await notes.list(session_id)
 
 
@@ -45,9 +45,14 @@ def notes_group() -> None:
 @notes_group.command("add")
 @click.argument("session_id", metavar="SESSION")
 @click.argument("text")
-def add_command(session_id: str, text: str) -> None:
+@click.option(
+    "--person",
+    metavar="PLATFORM:USER_ID",
+    help="Whose note this is (aalis forget --person removes it).",
+)
+def add_command(session_id: str, text: str, person: str | None) -> None:
     """Add a note to SESSION."""
-    run_async(_with_notes(session_id, text))
+    run_async(_with_notes(session_id, text, person))
     click.echo(f"Noted for {session_id}.")
 
 

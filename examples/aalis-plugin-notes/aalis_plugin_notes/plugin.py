@@ -7,6 +7,9 @@
 - ``register_commands``: ``aalis notes add|list``.
 - ``memory_clear_types`` + ``memory_clear``: ``aalis clear -t notes`` and every clear
   without types remove notes too, reporting one ``type="notes"`` row.
+- ``memory_forget``: ``aalis forget --person P`` removes the notes of P's private sessions
+  and the notes marked as P's in group sessions (unmarked notes of a group stay: nobody
+  said whose they are), one row with the count.
 - ``history_changed``: counts and logs structural history changes per session.
 """
 
@@ -20,6 +23,7 @@ import attrs
 from aalis_api_memory import (
     ClearRequest,
     ClearType,
+    ForgetRequest,
     MemoryService,
     clear_metadata_namespaces,
     memory,
@@ -117,6 +121,18 @@ class NotesPlugin(Plugin):
                     message = f"notes of {len(keys)} session{'' if len(keys) == 1 else 's'} deleted"
                 request.report(self.name, True, message, CLEAR_TYPE)
         await call_next()
+
+    @hookimpl
+    async def memory_forget(
+        self, request: ForgetRequest, call_next: Callable[[], Awaitable[None]]
+    ) -> None:
+        await call_next()  # after the store: it says which sessions were the person's
+        try:
+            count = await self.notes().forget(str(request.person), request.private_sessions)
+        except (CapabilityAbsent, RuntimeError):
+            request.report(self.name, False, "no memory backend; notes not erased")
+            return
+        request.report(self.name, True, f"{count} notes erased", {"notes": count})
 
     @hookimpl
     def history_changed(self, session_id: str) -> None:

@@ -102,3 +102,27 @@ async def test_without_memory_the_clear_row_says_so(tmp_path: Path) -> None:
         notes_rows = [r for r in rows if r.type == "notes"]
         assert [(r.source, r.success) for r in notes_rows] == [("notes", False)]
         assert "no memory backend" in str(notes_rows[0].message)
+
+
+async def test_forget_takes_the_persons_private_notes_and_the_notes_about_them(
+    tmp_path: Path,
+) -> None:
+    from aalis_api_memory import forget_person
+
+    plugin = NotesPlugin()
+    async with running_host([MemoryInmemory(), plugin], data_dir=tmp_path) as host:
+        mem = host.capability(memory).use
+        alice = {"platform": "telegram", "user_id": "alice"}
+        bob = {"platform": "telegram", "user_id": "bob"}
+        await mem.save_message("alice-dm", Message(role="user", content="hi", metadata=alice))
+        await mem.save_message("group", Message(role="user", content="yo", metadata=bob))
+        await mem.save_message("group", Message(role="user", content="hey", metadata=alice))
+        await plugin.notes().add("alice-dm", "alice is vegetarian")
+        await plugin.notes().add("group", "alice lives on Elm St", person="telegram:alice")
+        await plugin.notes().add("group", "bob runs the meetings")
+        rows = await forget_person(host, "telegram:alice")
+        [row] = [r for r in rows if r.source == "notes"]
+        assert row.success
+        assert row.counts == {"notes": 2}
+        assert await plugin.notes().list("alice-dm") == []
+        assert [n.text for n in await plugin.notes().list("group")] == ["bob runs the meetings"]

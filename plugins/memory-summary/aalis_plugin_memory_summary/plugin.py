@@ -8,12 +8,21 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from aalis_api_llm import llm
-from aalis_api_memory import ClearRequest, ClearType, CompressionUsage, TextRef, compression, memory
+from aalis_api_memory import (
+    ClearRequest,
+    ClearType,
+    CompressionUsage,
+    ForgetRequest,
+    TextRef,
+    compression,
+    memory,
+)
 from aalis_schema_message import Message
 
 from aalis_core.markers import hookimpl
 from aalis_core.plugin import Plugin
 from aalis_plugin_memory_summary.config import MemorySummaryConfig
+from aalis_plugin_memory_summary.forgetting import forget_in_summaries
 from aalis_plugin_memory_summary.service import SUMMARY_CLEAR_TYPE_ID, SummaryCompression
 
 if TYPE_CHECKING:
@@ -72,6 +81,15 @@ class MemorySummary(Plugin):
         await self.service.on_clear(request, call_next)
 
     # -- events -----------------------------------------------------------------------------
+
+    @hookimpl
+    async def memory_forget(
+        self, request: ForgetRequest, call_next: Callable[[], Awaitable[None]]
+    ) -> None:
+        if self.service is None:
+            await call_next()
+            return
+        await forget_in_summaries(self.service, self.name, request, call_next)
 
     @hookimpl
     def history_changed(self, session_id: str) -> None:

@@ -8,6 +8,7 @@ import click
 from aalis_api_embedding import embedder_kind
 
 from aalis_core.cli import open_host, run_async
+from aalis_plugin_memory_vector.overrides import override_lines
 from aalis_plugin_memory_vector.scope import MODES, OVERRIDES_NAMESPACE, as_mode
 
 
@@ -58,6 +59,8 @@ async def _status() -> list[str]:
                 value = profile.cross_session_mode
                 shown = value if as_mode(value) else f"{value!r} (invalid: isolated)"
                 lines.append(f"  platform {name}: {shown}")
+        if caps.memory.present:
+            lines += await override_lines(caps.memory.use)
         gaps = plugin.indexer.gaps.items()
         lines.append(f"index gaps waiting for backfill: {len(gaps)}")
         for session_id, gap in gaps[:10]:

@@ -47,7 +47,11 @@ class MemoryVectorConfig:
     """Settings of semantic recall (see docs/host/recall.md)."""
 
     #: ``isolated`` | ``user`` | ``platform`` | ``all``; anything else means ``isolated``.
-    cross_session_mode: Any = "all"
+    #: ``user`` (the default): the sessions private to the same person (platform and user
+    #: id); a group or a session with no person recalls only itself. ``platform``: the
+    #: sessions of the same platform, groups included. ``all``: every session. See
+    #: docs/host/privacy.md.
+    cross_session_mode: Any = "user"
     platforms: dict[str, PlatformProfile] = attrs.field(factory=dict)
     #: Hits ``recall`` returns when the caller does not say.
     k: int = attrs.field(default=5, validator=positive_int)

@@ -12,14 +12,25 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from aalis_api_embedding import embedding
-from aalis_api_memory import ClearRequest, ClearType, PromptBlock, PromptRequest, TextRef, memory
+from aalis_api_memory import (
+    ClearRequest,
+    ClearType,
+    ForgetRequest,
+    PromptBlock,
+    PromptRequest,
+    TextRef,
+    history_cleared,
+    memory,
+)
 from aalis_api_vectorstore import RecallHit, recall, vectorstore
 from aalis_schema_message import Message
 
 from aalis_core.markers import hookimpl
 from aalis_core.plugin import Plugin
 from aalis_plugin_memory_vector.config import MemoryVectorConfig
+from aalis_plugin_memory_vector.forgetting import forget_vectors
 from aalis_plugin_memory_vector.indexer import Indexer, IndexOutcome
+from aalis_plugin_memory_vector.persons import PersonRegistry
 from aalis_plugin_memory_vector.recall import VectorRecall
 
 if TYPE_CHECKING:
@@ -41,6 +52,7 @@ class MemoryVector(Plugin):
     def __init__(self) -> None:
         self.indexer: Indexer | None = None
         self.recall: VectorRecall | None = None
+        self.persons: PersonRegistry | None = None
         self._ctx: PluginContext | None = None
         self.config = MemoryVectorConfig()
 
@@ -49,6 +61,7 @@ class MemoryVector(Plugin):
         if isinstance(ctx.config, MemoryVectorConfig):
             self.config = ctx.config
         caps = ctx.caps
+        self.persons = PersonRegistry(caps.memory, ctx.logger)
         self.indexer = Indexer(
             embedding=caps.embedding,
             vectorstore=caps.vectorstore,
@@ -63,6 +76,7 @@ class MemoryVector(Plugin):
             config=self.config,
             indexer=self.indexer,
             logger=ctx.logger,
+            persons=self.persons,
         )
         await self.indexer.start()
         ctx.provide(recall, self.recall)
@@ -103,6 +117,8 @@ class MemoryVector(Plugin):
             sessions = [session_id]
         outcomes: dict[str, IndexOutcome] = {}
         for sid in sessions:
+            if self.persons is not None:  # the store is the truth for who speaks where too
+                await self.persons.rebuild(sid)
             messages = await mem.get_full_history(sid, float("inf"))
             outcomes[sid] = await indexer.index_now(sid, messages)
         return outcomes
@@ -150,11 +166,36 @@ class MemoryVector(Plugin):
                         VECTOR_CLEAR_TYPE,
                     )
         await call_next()
+        if self.persons is not None and self.caps.memory.present and history_cleared(request):
+            try:  # the person registry follows the history it is derived from
+                await self.persons.drop(request.session_id)
+            except Exception as exc:
+                assert self._ctx is not None
+                self._ctx.logger.warning("person registry not cleared", error=str(exc))
+
+    @hookimpl
+    async def memory_forget(
+        self, request: ForgetRequest, call_next: Callable[[], Awaitable[None]]
+    ) -> None:
+        if self._ctx is None:
+            await call_next()
+            return
+        await forget_vectors(
+            self.name, self.indexer, self.persons, self._ctx.caps, request, call_next
+        )
 
     # -- events -----------------------------------------------------------------------------
 
     @hookimpl
     async def memory_messages_saved(self, session_id: str, messages: Sequence[Message]) -> None:
+        if self.persons is not None and self.caps.memory.present:
+            try:  # recall reads the newest messages again: a miss here narrows, never widens
+                await self.persons.observe(session_id, messages)
+            except Exception as exc:
+                assert self._ctx is not None
+                self._ctx.logger.warning(
+                    "people not recorded", session_id=session_id, error=str(exc)
+                )
         if self.indexer is not None:
             await self.indexer.submit(session_id, messages)
 

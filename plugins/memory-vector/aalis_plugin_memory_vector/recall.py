@@ -14,7 +14,7 @@ from collections.abc import Collection
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from aalis_api_memory import MemoryService
+from aalis_api_memory import MemoryService, MetadataKeys, supports
 from aalis_api_vectorstore import RecallHit, RecallUnavailable, ScopeFilter, VectorHit
 from aalis_schema_message import Message
 
@@ -23,8 +23,16 @@ from aalis_plugin_memory_vector.indexer import Indexer
 
 if TYPE_CHECKING:
     from aalis_core.handles import Handle
-from aalis_plugin_memory_vector.scope import OVERRIDES_NAMESPACE, UNSET, ResolvedMode, resolve_mode
-from aalis_plugin_memory_vector.text import INDEXED_ROLES, clip, indexable, metadata_str
+from aalis_plugin_memory_vector.persons import People, PersonRegistry
+from aalis_plugin_memory_vector.scope import (
+    OVERRIDES_NAMESPACE,
+    UNSET,
+    MalformedOverride,
+    ResolvedMode,
+    override_value,
+    resolve_mode,
+)
+from aalis_plugin_memory_vector.text import INDEXED_ROLES, clip, indexable
 
 _UNSET = UNSET
 
@@ -52,7 +60,9 @@ class VectorRecall:
         config: MemoryVectorConfig,
         indexer: Indexer,
         logger: Any,
+        persons: PersonRegistry | None = None,
     ) -> None:
+        self._persons = persons
         self._embedding = embedding
         self._store = vectorstore
         self._memory = memory
@@ -62,35 +72,50 @@ class VectorRecall:
 
     # -- scope ------------------------------------------------------------------------------
 
-    async def _session_platform_and_user(self, session_id: str) -> tuple[str | None, str | None]:
-        user_id = self._indexer.user_ids.get(session_id)
-        platform: str | None = None
+    async def _recent(self, session_id: str) -> list[Message]:
         if not self._memory.present:
-            return platform, user_id
+            return []
         try:
-            recent = await self._memory.use.get_history(session_id, 20)
+            return list(await self._memory.use.get_history(session_id, 20))
         except Exception:
-            return platform, user_id
-        for message in reversed(recent):
-            if platform is None:
-                platform = metadata_str(message, "platform")
-            if user_id is None and message.role == "user":
-                user_id = metadata_str(message, "user_id")
-        return platform, user_id
+            return []
+
+    async def _people(self, session_id: str) -> People:
+        """The session's people, with its newest messages merged in first: a person who just
+        spoke (saved, not yet announced) already counts, so a private session that just
+        became a group is never recalled from as private."""
+        if self._persons is None or not self._memory.present:
+            return People(group=True)
+        try:
+            return await self._persons.observe(session_id, await self._recent(session_id))
+        except Exception as exc:
+            self._logger.warning("session people unreadable", session_id=session_id, error=str(exc))
+            return People(group=True)  # unknown: this session only
+
+    async def _override(self, session_id: str) -> object:
+        """The session layer: ``UNSET``, a mode string, or a ``MalformedOverride``."""
+        if not self._memory.present:
+            return _UNSET
+        memory = self._memory.use
+        try:
+            data = await memory.get_metadata(OVERRIDES_NAMESPACE, session_id)
+            # an entry that exists but cannot be read is a broken layer, not an absent one
+            if (
+                data is None
+                and supports(memory, MetadataKeys, "list_metadata_keys")
+                and session_id in await memory.list_metadata_keys(OVERRIDES_NAMESPACE)
+            ):
+                return MalformedOverride("<unreadable entry>")
+        except Exception as exc:
+            self._logger.warning("session scope unreadable", session_id=session_id, error=str(exc))
+            return MalformedOverride("<unreadable entry>")  # narrowest, never wider
+        return override_value(data)
 
     async def mode_of(self, session_id: str, platform: str | None = None) -> ResolvedMode:
         """The ``cross_session_mode`` in force for ``session_id`` and the layer it came from."""
-        session_value: object = _UNSET
-        if self._memory.present:
-            try:
-                data = await self._memory.use.get_metadata(OVERRIDES_NAMESPACE, session_id)
-            except Exception as exc:
-                self._logger.warning("session scope unreadable", error=str(exc))
-                data = {"cross_session_mode": None}  # unreadable: narrowest, never wider
-            if isinstance(data, dict) and "cross_session_mode" in data:
-                session_value = data["cross_session_mode"]
+        session_value = await self._override(session_id)
         if platform is None:
-            platform, _ = await self._session_platform_and_user(session_id)
+            platform = (await self._people(session_id)).platform
         platform_value: object = _UNSET
         profile = self._config.platforms.get(platform) if platform is not None else None
         if profile is not None and profile.cross_session_mode is not None:
@@ -109,25 +134,24 @@ class VectorRecall:
         self, session_id: str, model_id: str, *, platform: str | None, narrow: str | None
     ) -> ScopeFilter:
         """The filter of a recall from ``session_id``; ``narrow`` is an explicit platform the
-        caller asked for (it narrows every mode)."""
-        resolved = await self.mode_of(session_id, platform)
+        caller asked for (it narrows every mode). ``user`` and ``platform`` name the sessions
+        in scope from the person registry (docs/host/privacy.md)."""
+        own = await self._people(session_id)
+        resolved = await self.mode_of(session_id, platform or own.platform)
         roles = frozenset(INDEXED_ROLES)
-        own = frozenset({session_id})
-        if resolved.mode == "isolated":
-            return ScopeFilter(model_id=model_id, session_ids=own, roles=roles, platform=narrow)
-        session_platform, user_id = await self._session_platform_and_user(session_id)
-        if resolved.mode == "user":
-            if user_id is None:  # whose memories these are is unknown: this session only
-                return ScopeFilter(model_id=model_id, session_ids=own, roles=roles)
-            return ScopeFilter(
-                model_id=model_id, session_ids=None, user_id=user_id, roles=roles, platform=narrow
-            )
-        if resolved.mode == "platform":
-            chosen = narrow or platform or session_platform
-            if chosen is None:
-                return ScopeFilter(model_id=model_id, session_ids=own, roles=roles)
-            return ScopeFilter(model_id=model_id, session_ids=None, platform=chosen, roles=roles)
-        return ScopeFilter(model_id=model_id, session_ids=None, roles=roles, platform=narrow)
+        if resolved.mode == "all":
+            return ScopeFilter(model_id=model_id, session_ids=None, roles=roles, platform=narrow)
+        sessions = frozenset({session_id})
+        if resolved.mode in ("user", "platform") and self._persons is not None:
+            try:
+                sessions = await self._persons.sessions_of(session_id, own, resolved.mode)
+            except Exception as exc:
+                self._logger.warning(
+                    "person registry unreadable; recalling from this session only",
+                    session_id=session_id,
+                    error=str(exc),
+                )
+        return ScopeFilter(model_id=model_id, session_ids=sessions, roles=roles, platform=narrow)
 
     # -- search -----------------------------------------------------------------------------
 

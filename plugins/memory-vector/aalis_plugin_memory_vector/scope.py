@@ -1,9 +1,11 @@
 """Which sessions a recall may read: ``cross_session_mode``, layered, narrowest on error.
 
 The layers are the session's own override (a metadata entry), then the profile of the
-session's platform, then the plugin default. The first layer that *has* a value decides; a
-value that is not a mode means ``isolated``. A broken layer never falls through to a wider
-one: a typo must not turn a private session into a shared one.
+session's platform, then the plugin default (``user``: see docs/host/privacy.md). The first
+layer that *has* a value decides; a value that is not a mode means ``isolated``. A broken
+layer never falls through to a wider one: a typo must not turn a private session into a
+shared one. An override entry is ``{"cross_session_mode": <mode>}`` exactly; an entry with
+any other shape (a misspelt or extra key, a value of the wrong type) is a broken layer too.
 """
 
 from __future__ import annotations
@@ -18,6 +20,10 @@ MODES: tuple[Mode, ...] = ("isolated", "user", "platform", "all")
 #: Metadata namespace of the per-session overrides: key = session id,
 #: data = ``{"cross_session_mode": <mode>}``.
 OVERRIDES_NAMESPACE = "memory-vector.sessions"
+#: The one key of an override entry.
+OVERRIDE_KEY = "cross_session_mode"
+#: The plugin default: recall reaches only the sessions of the same person.
+DEFAULT_MODE: Mode = "user"
 
 UNSET: object = object()  # "this layer has no value", as opposed to an invalid one
 _UNSET = UNSET
@@ -44,7 +50,7 @@ def as_mode(value: object) -> Mode | None:
 def resolve_mode(
     session_value: object = _UNSET,
     platform_value: object = _UNSET,
-    default_value: object = "all",
+    default_value: object = DEFAULT_MODE,
 ) -> ResolvedMode:
     """The mode of a session from its three layers; pass only the layers that are set."""
     layers: tuple[tuple[Literal["session", "platform", "default"], object], ...] = (
@@ -62,12 +68,41 @@ def resolve_mode(
     return ResolvedMode("isolated", "default", invalid=None)  # pragma: no cover - default set
 
 
+class MalformedOverride:
+    """An override entry that exists but is not ``{"cross_session_mode": <str>}``: the
+    session layer is set, and broken (so the session is ``isolated``)."""
+
+    def __init__(self, data: object) -> None:
+        self.data = data
+
+    def __repr__(self) -> str:
+        return repr(self.data)
+
+
+def override_value(data: object) -> object:
+    """The session layer's value for a stored override entry: ``UNSET`` when there is no
+    entry, the mode string when the entry is well formed, else a ``MalformedOverride``."""
+    if data is None:
+        return UNSET
+    if (
+        isinstance(data, dict)
+        and set(data) == {OVERRIDE_KEY}
+        and isinstance(data[OVERRIDE_KEY], str)
+    ):
+        return data[OVERRIDE_KEY]
+    return MalformedOverride(data)
+
+
 __all__ = [
+    "DEFAULT_MODE",
     "MODES",
     "OVERRIDES_NAMESPACE",
+    "OVERRIDE_KEY",
     "UNSET",
+    "MalformedOverride",
     "Mode",
     "ResolvedMode",
     "as_mode",
+    "override_value",
     "resolve_mode",
 ]

@@ -128,7 +128,7 @@ async def test_a_deleted_message_is_never_recalled_again(world: World) -> None:
     assert all("blue pot" not in t for t in texts)
     deleted = await world.memory.delete_messages_by_timestamps("s", [T0])
     assert deleted == 1
-    await world.host.emit("memory_messages_deleted", session_id="s", timestamps=[T0])
+    await world.host.emit("memory_messages_deleted", session_id="s", timestamps=[T0], ids=[])
     assert all("4417" not in t for t in await world.texts("s", "locker code 4417"))
 
 
@@ -137,7 +137,7 @@ async def test_a_delete_while_the_batch_is_being_embedded_wins(world: World) -> 
     await world.say("s", user("the alarm code is 9911", T0))
     await asyncio.sleep(0.05)  # the worker is now inside embed_documents, waiting
     await world.memory.delete_messages_by_timestamps("s", [T0])
-    await world.host.emit("memory_messages_deleted", session_id="s", timestamps=[T0])
+    await world.host.emit("memory_messages_deleted", session_id="s", timestamps=[T0], ids=[])
     gate.set()
     await world.settle()
     assert (await world.providers.store.stats()).total == 0
@@ -229,6 +229,7 @@ async def test_an_invalid_mode_in_the_config_is_isolated(world: World) -> None:
     assert (await world.plugin.recall.mode_of("mine")).mode == "isolated"
 
 
+@pytest.mark.parametrize("world", [{"cross_session_mode": "all"}], indirect=True)
 @pytest.mark.parametrize("bad", ["nope", None, 1, {"mode": "all"}, ""])
 async def test_an_invalid_session_override_is_isolated_even_under_a_wide_default(
     world: World, bad: Any
@@ -254,16 +255,18 @@ async def test_the_session_override_beats_the_platform_profile(world: World) -> 
     assert "my bank PIN is 2580" in await world.texts("mine", "bank PIN 2580")
 
 
-async def test_user_and_platform_modes_keep_to_their_user_and_platform(world: World) -> None:
+async def test_user_and_platform_modes_keep_to_their_person_and_platform(world: World) -> None:
+    # a person is (platform, user id): alice on tg and alice on cli are two people
     await world.say("a1", user("alice owns a kayak", T0, user_id="alice", platform="tg"))
     await world.say("a2", user("hello", T0 + 1, user_id="alice", platform="cli"))
-    await world.say("b1", user("bob owns a kayak too", T0 + 2, user_id="bob", platform="cli"))
-    await world.say("anon", user("who knows", T0 + 3))
+    await world.say("a3", user("alice sold her kayak", T0 + 2, user_id="alice", platform="cli"))
+    await world.say("b1", user("bob owns a kayak too", T0 + 3, user_id="bob", platform="cli"))
+    await world.say("anon", user("who knows", T0 + 4))
     for sid in ("a2", "anon"):
         await world.memory.save_metadata(OVERRIDES_NAMESPACE, sid, {"cross_session_mode": "user"})
-    assert set(await world.texts("a2", "owns a kayak")) == {"alice owns a kayak", "hello"}
-    assert "bob owns a kayak too" not in await world.texts("a2", "owns a kayak")
-    assert await world.texts("anon", "owns a kayak") == ["who knows"]  # no user id: isolated
+    texts = await world.texts("a2", "owns a kayak")
+    assert set(texts) == {"alice sold her kayak", "hello"}
+    assert await world.texts("anon", "owns a kayak") == ["who knows"]  # no person: isolated
     await world.memory.save_metadata(OVERRIDES_NAMESPACE, "a2", {"cross_session_mode": "platform"})
     texts = await world.texts("a2", "owns a kayak")
     assert "bob owns a kayak too" in texts

@@ -23,13 +23,16 @@ from aalis_api_memory.export_format import (
     scan_export,
     store_order,
 )
-from aalis_api_memory.service import MemoryService, Transfer, supports
+from aalis_api_memory.service import MemoryService, MessagesById, Transfer, supports
+from aalis_api_memory.transfer.identity import ids_taken
 from aalis_api_memory.transfer.plan import (
     Plan,
     commit_puts,
     conflict_error,
+    ids_error,
     plan_metadata,
     plan_session,
+    records_to_write,
     write_session,
 )
 from aalis_api_memory.transfer.reports import WriteReport
@@ -73,8 +76,10 @@ async def import_into(
     The file is read again per pass (``iter_sessions``): once to plan every session
     against what the target holds, once to write. Records are compared in the store's
     order (timestamp, then file order), which is how the target returns them, so a file
-    whose lines are not in timestamp order is still recognised on a second run. Per
-    session written, ``memory_messages_saved`` is emitted with its messages.
+    whose lines are not in timestamp order is still recognised on a second run. Records
+    are matched by id, and an id the target holds in another session refuses the import
+    before anything is written (``transfer.identity``). Per session written,
+    ``memory_messages_saved`` is emitted with its messages (ids included).
     """
     needed = ["export_session", "import_messages"] if summary.session_counts else []
     store = require(target, provider, needed, "import")
@@ -90,17 +95,27 @@ async def import_into(
         for sid in counts:
             if sid not in held:
                 plans[sid] = ("copy", 0)
-    if held is None or any(sid in held for sid in counts):
+    # An empty target holds no id; any other is asked about the ids to be written.
+    check_ids = held is None or bool(held)
+    check_ids = check_ids and supports(target, MessagesById, "get_messages_by_ids")
+    taken: list[str] = []
+    if held is None or check_ids or any(sid in held for sid in counts):
         for sid, records in iter_sessions(_lines(open_stream, source), counts, source):
-            if sid in plans:
-                continue
-            existing = await store.export_session(sid)
-            plan = plan_session(store_order(records), existing, replace)
-            plans[sid] = (plan, len(existing))
-            if plan == "conflict":
-                conflicts.append(sid)
+            ordered = store_order(records)
+            if sid not in plans:
+                existing = await store.export_session(sid)
+                plan = plan_session(ordered, existing, replace)
+                plans[sid] = (plan, len(existing))
+                if plan == "conflict":
+                    conflicts.append(sid)
+            if check_ids:
+                plan, count = plans[sid]
+                to_write = records_to_write(sid, ordered, plan, count)
+                taken.extend(await ids_taken(target, [(sid, to_write)]))
     if conflicts:
         raise conflict_error("session(s)", conflicts, provider)
+    if taken:
+        raise ids_error(taken, provider)
     puts, same, meta_conflicts = await plan_metadata(target, summary.metadata, replace)
     if meta_conflicts:
         raise conflict_error("metadata", meta_conflicts, provider)

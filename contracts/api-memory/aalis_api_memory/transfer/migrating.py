@@ -14,14 +14,17 @@ from collections.abc import Callable, Sequence
 from aalis_schema_message import Message
 
 from aalis_api_memory.export_format import TransferError
-from aalis_api_memory.service import MemoryService
+from aalis_api_memory.service import MemoryService, MessagesById, supports
 from aalis_api_memory.transfer.exporting import read_metadata
+from aalis_api_memory.transfer.identity import ids_taken
 from aalis_api_memory.transfer.plan import (
     Plan,
     commit_puts,
     conflict_error,
+    ids_error,
     plan_metadata,
     plan_session,
+    records_to_write,
     write_session,
 )
 from aalis_api_memory.transfer.reports import MigrateReport, OversizeMessage, plural
@@ -134,6 +137,20 @@ async def migrate_between(
             conflicts.append(info.session_id)
     if conflicts:
         raise conflict_error("session(s)", conflicts, target_name)
+    # Ids are kept: one the target holds in another session would stop the copy half-way.
+    if any(i.active + i.archived for i in on_target.values()) and supports(
+        target, MessagesById, "get_messages_by_ids"
+    ):
+        taken: list[str] = []
+        for info in infos:
+            sid = info.session_id
+            wanted, _ = size_limit.split(sid, await reader.export_session(sid))
+            plan, count = plans.get(sid, ("copy", 0))
+            taken.extend(
+                await ids_taken(target, [(sid, records_to_write(sid, wanted, plan, count))])
+            )
+        if taken:
+            raise ids_error(taken, target_name)
     namespaces: list[str] = await reader.list_namespaces()
     entries = await read_metadata(source, namespaces, report.unreadable)
     puts, same, meta_conflicts = await plan_metadata(target, entries, replace)
