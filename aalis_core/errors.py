@@ -19,8 +19,7 @@ The host's tree (``tests/test_architecture.py`` checks that every exception clas
     ├── CapabilityAbsent (RuntimeError)  aalis_core.capability: no active provider
     ├── CallNextNotAwaited (RuntimeError) aalis_core.hook_runner: a middleware dropped call_next()
     └── serve's request outcomes          Denied, BadRequest, NotFound (a plugin with no contract),
-                                         NotConfirmed (ValueError), TurnChanged (ValueError),
-                                         ForgetUnavailable (LookupError)
+                                         NotConfirmed (ValueError), TurnChanged (ValueError)
 """
 
 from __future__ import annotations

@@ -49,7 +49,7 @@ from aalis_plugin_serve.confirm import (
     require_confirmation,
     undo_preview,
 )
-from aalis_plugin_serve.forget import ForgetUnavailable, parse_person, persons_of, run_forget
+from aalis_plugin_serve.forget import parse_person, persons_of, run_forget
 from aalis_plugin_serve.security import COOKIE, BodyLimit, Denied, Guard
 from aalis_plugin_serve.timeline import summary_json, timeline
 
@@ -134,8 +134,6 @@ def _guarded(state: ServeState, handler: Handler, *, write: bool = False) -> Han
             return _error(400, str(exc))
         except TurnChanged as exc:
             return _error(409, str(exc))
-        except ForgetUnavailable as exc:
-            return _error(501, str(exc))
         except NotFound as exc:
             return _error(404, str(exc))
         except UnknownClearType as exc:
@@ -328,8 +326,6 @@ def create_app(state: ServeState) -> Any:
         require_confirmation(body, f"forgetting {person}")
         try:
             rows = await run_forget(state.host, person)
-        except ForgetUnavailable:
-            raise
         except Exception as exc:
             return _error(500, f"forgetting {person} failed: {exc}")
         return JSONResponse(

@@ -3,31 +3,20 @@
 A session's messages name their speakers (``metadata["platform"]`` and ``["user_id"]``, see
 docs/reference/turn.md), so the page can offer "Forget this person" for each. Forgetting
 is the memory contract's ``forget_person(host, person)``: every layer erases what it holds
-of the person. The serve plugin looks that function up by name when a request comes, so it
-works with a contract that has it and answers 501 (not implemented) with a clear message
-with one that does not yet. See docs/host/serve.md.
+of the person, and the page shows one row per layer with its counts. See docs/host/serve.md
+and docs/host/privacy.md.
 """
 
 from __future__ import annotations
 
-import importlib
-import inspect
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
-from aalis_api_memory import Person
+from aalis_api_memory import ForgetResult, Person, forget_person
 from aalis_schema_message import Message
 
-from aalis_core.errors import AalisError
-
-#: Where ``forget_person`` lives: ``aalis_api_memory.forget_person``.
-FORGET_MODULE = "aalis_api_memory"
-FORGET_FUNCTION = "forget_person"
-
-
-class ForgetUnavailable(AalisError, LookupError):
-    """The installed memory contract has no ``forget_person``."""
+from aalis_core.host_services import HostServices
 
 
 def persons_of(messages: Iterable[Message]) -> list[dict[str, Any]]:
@@ -50,21 +39,6 @@ def persons_of(messages: Iterable[Message]) -> list[dict[str, Any]]:
     ]
 
 
-def forget_function() -> Callable[..., Any]:
-    """``aalis_api_memory.forget_person``, or ``ForgetUnavailable`` saying it is missing."""
-    try:
-        module = importlib.import_module(FORGET_MODULE)
-    except ImportError as exc:  # pragma: no cover - the contract is a dependency
-        raise ForgetUnavailable(f"cannot import {FORGET_MODULE}: {exc}") from None
-    function = getattr(module, FORGET_FUNCTION, None)
-    if not callable(function):
-        raise ForgetUnavailable(
-            f"forgetting a person is not available: the installed memory contract "
-            f"({FORGET_MODULE}) has no {FORGET_FUNCTION}(); update aalis-api-memory"
-        )
-    return function  # type: ignore[no-any-return]
-
-
 def parse_person(raw: object) -> Person:
     """A request's ``person``: ``"PLATFORM:USER_ID"`` or ``{"platform", "user_id"}``."""
     if isinstance(raw, str):
@@ -76,38 +50,25 @@ def parse_person(raw: object) -> Person:
     raise ValueError('person must be "PLATFORM:USER_ID" or {"platform": ..., "user_id": ...}')
 
 
-async def run_forget(host: Any, person: Person) -> list[dict[str, Any]]:
-    """Call ``forget_person(host, person)`` and return its result rows as JSON."""
-    result = forget_function()(host, person)
-    if inspect.isawaitable(result):
-        result = await result
-    return rows_json(result)
+async def run_forget(host: HostServices, person: Person) -> list[dict[str, Any]]:
+    """Forget ``person`` everywhere and return the rows, one per layer, as JSON."""
+    return rows_json(await forget_person(host, person))
 
 
-def rows_json(result: Any) -> list[dict[str, Any]]:
-    """``forget_person``'s rows (objects with ``source``, ``success``, ``type``,
-    ``message``, as ``run_clear``'s) as JSON; anything else becomes one row."""
-    if isinstance(result, (list, tuple)):
-        return [_row(row) for row in result]
-    return [{"source": FORGET_FUNCTION, "success": True, "type": None, "message": str(result)}]
-
-
-def _row(row: Any) -> dict[str, Any]:
-    message = getattr(row, "message", "")
-    kind = getattr(row, "type", None)
-    return {
-        "source": str(getattr(row, "source", FORGET_FUNCTION)),
-        "success": bool(getattr(row, "success", True)),
-        "type": None if kind is None else str(kind),
-        "message": str(getattr(message, "fallback", message)),
-    }
+def rows_json(rows: Sequence[ForgetResult]) -> list[dict[str, Any]]:
+    """``forget_person``'s rows as JSON: ``{source, success, message, counts}``."""
+    return [
+        {
+            "source": row.source,
+            "success": row.success,
+            "message": str(getattr(row.message, "fallback", row.message)),
+            "counts": dict(row.counts),
+        }
+        for row in rows
+    ]
 
 
 __all__ = [
-    "FORGET_FUNCTION",
-    "FORGET_MODULE",
-    "ForgetUnavailable",
-    "forget_function",
     "parse_person",
     "persons_of",
     "rows_json",
