@@ -23,6 +23,15 @@ def indexable(message: Message) -> bool:
     return isinstance(message.content, str) and bool(message.content.strip())
 
 
+def key_of(session_id: str, message: Message) -> str:
+    """The key of a message's vector: its id (``Message.id``). A message from a store
+    without identity has none; it gets a key made of what such a store can name it by
+    (session, timestamp, role), which is only as exact as that store allows."""
+    if message.id is not None:
+        return message.id
+    return f"~{session_id}\x1f{message.timestamp}\x1f{message.role}"
+
+
 def clip(text: str, limit: int) -> str:
     """``text`` cut to at most ``limit`` characters, never inside a surrogate pair, with
     lone surrogates replaced so every embedder can encode it as UTF-8."""
@@ -41,4 +50,4 @@ def metadata_str(message: Message, key: str) -> str | None:
     return value if isinstance(value, str) else None
 
 
-__all__ = ["INDEXED_ROLES", "clip", "indexable", "metadata_str"]
+__all__ = ["INDEXED_ROLES", "clip", "indexable", "key_of", "metadata_str"]

@@ -1,0 +1,160 @@
+"""Vectors keyed on message ids, and recall checked against the store (docs/recall.md,
+"Identity and the recall check")."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+from aalis_api_memory import memory, run_clear
+from aalis_api_vectorstore import recall
+from aalis_plugin_memory_vector import MemoryVector
+from aalis_schema_message import Message, new_message_id
+
+from aalis_core import Host
+
+from .conftest import Providers, inmemory
+
+T0 = 1_700_000_000_000
+
+
+class World:
+    def __init__(self, host: Host, plugin: MemoryVector, providers: Providers) -> None:
+        self.host, self.plugin, self.providers = host, plugin, providers
+
+    @property
+    def memory(self) -> Any:
+        return self.host.capability(memory).use
+
+    @property
+    def recall(self) -> Any:
+        return self.host.capability(recall).use
+
+    async def say(self, session_id: str, *messages: Message) -> list[Message]:
+        named = [m if m.id is not None else m.with_id(new_message_id()) for m in messages]
+        for message in named:
+            await self.memory.save_message(session_id, message)
+        await self.host.emit("memory_messages_saved", session_id=session_id, messages=named)
+        return named
+
+    async def settle(self) -> None:
+        assert self.plugin.indexer is not None
+        assert await self.plugin.indexer.settle(5.0)
+
+
+def user(text: str, ts: int, **metadata: Any) -> Message:
+    return Message(role="user", content=text, timestamp=ts, metadata=metadata or None)
+
+
+@pytest.fixture
+async def world() -> AsyncIterator[World]:
+    plugin, providers = MemoryVector(), Providers()
+    host = Host({}, [inmemory.MemoryInmemory(), providers, plugin], discover=False)
+    async with host:
+        yield World(host, plugin, providers)
+
+
+async def test_two_messages_of_one_millisecond_keep_their_own_vectors(world: World) -> None:
+    bob, carol = await world.say(
+        "group",
+        user("Bob: my bank PIN hint is the dog's name", T0),
+        user("Carol: I am vegan", T0),
+    )
+    await world.settle()
+    assert (await world.providers.store.stats()).total == 2
+    [vegan] = await world.recall.recall("group", "vegan", k=1)
+    assert vegan.message.content == "Carol: I am vegan"
+    assert vegan.message.id == carol.id
+    [pin] = await world.recall.recall("group", "bank PIN hint dog", k=1)
+    assert pin.message.content == "Bob: my bank PIN hint is the dog's name"
+    assert pin.message.id == bob.id
+
+
+async def test_neighbours_are_the_right_messages_when_timestamps_are_shared(
+    world: World,
+) -> None:
+    await world.say(
+        "s",
+        user("what should I pack for Iceland?", T0),
+        Message(role="assistant", content="wool layers and a rain shell", timestamp=T0),
+        user("thanks", T0),
+    )
+    await world.settle()
+    [hit] = await world.recall.recall("s", "wool layers rain shell", k=1)
+    assert hit.message.content == "wool layers and a rain shell"
+    assert [m.content for m in hit.neighbours] == ["what should I pack for Iceland?", "thanks"]
+
+
+async def test_deleting_one_of_two_messages_of_a_millisecond_keeps_the_other(
+    world: World,
+) -> None:
+    bob, _ = await world.say(
+        "group", user("Bob likes sailing boats", T0), user("Carol likes sailing ships", T0)
+    )
+    await world.settle()
+    assert await world.memory.delete_messages_by_ids("group", [bob.id]) == 1
+    await world.host.emit(
+        "memory_messages_deleted", session_id="group", timestamps=[T0], ids=[bob.id]
+    )
+    texts = [h.message.content for h in await world.recall.recall("group", "sailing", k=5)]
+    assert texts == ["Carol likes sailing ships"]
+
+
+async def test_a_hit_whose_message_is_gone_is_dropped_and_its_vector_deleted(
+    world: World,
+) -> None:
+    # Another process cleared the history and nobody told this one: the vector is orphaned.
+    await world.say("s", user("my locker code is 4417", T0), user("I like tea", T0 + 1))
+    await world.settle()
+    await world.memory.clear_session("s")
+    assert await world.recall.recall("s", "locker code 4417", k=5) == []
+    assert (await world.providers.store.stats()).total == 0
+
+
+async def test_a_hit_shows_the_stores_current_text_never_a_stale_copy(world: World) -> None:
+    await world.say("s", user("my dentist is doctor Alvarez on Elm street", T0))
+    await world.settle()
+    # rewritten by another process: no event reaches this one
+    assert await world.memory.update_message_content("s", "Alvarez on Elm", "Nakamura on Oak")
+    for hit in await world.recall.recall("s", "dentist Alvarez Elm street", k=5):
+        assert "Alvarez" not in (hit.message.content or "")
+    await world.settle()
+    hits = await world.recall.recall("s", "dentist Nakamura Oak street", k=1)
+    assert [h.message.content for h in hits] == ["my dentist is doctor Nakamura on Oak street"]
+
+
+async def test_a_clear_between_embedding_and_upsert_leaves_no_vector(world: World) -> None:
+    # The clear of another process: it removes the history (and its vectors) while this
+    # process is embedding; this process's upsert lands afterwards and must be undone.
+    gate = world.providers.embedder.gate = asyncio.Event()
+    await world.say("s", user("the alarm code is 9911", T0))
+    await asyncio.sleep(0.05)  # the worker is inside embed_documents
+    await world.memory.clear_session("s")
+    await world.providers.store.delete("s")
+    gate.set()
+    await world.settle()
+    assert (await world.providers.store.stats()).total == 0
+
+
+async def test_the_clear_deletes_vectors_after_the_history_is_gone(world: World) -> None:
+    await world.say("s", user("my locker code is 4417", T0))
+    await world.settle()
+    seen: list[int] = []
+
+    original = world.memory.clear_session
+
+    async def clear_session(session_id: str) -> Any:
+        seen.append((await world.providers.store.stats()).total)
+        return await original(session_id)
+
+    world.memory.clear_session = clear_session
+    try:
+        await run_clear(world.host, "session", "s")
+    finally:
+        del world.memory.clear_session
+    assert seen == [1]  # the vector was still there while the history was cleared
+    assert (await world.providers.store.stats()).total == 0
+    assert math.isclose(0, len(await world.memory.get_history("s", math.inf)))
