@@ -1,7 +1,9 @@
 """Messages to rows and back.
 
 A row stores ``Message.to_json()`` as JSON text (so no field is ever dropped and a new
-``Message`` field needs no migration) plus the columns the indexes and filters need.
+``Message`` field needs no migration) plus the columns the indexes and filters need. The
+message's id is in both: the JSON (so every read returns it with no extra column or work)
+and the ``message_id`` column (unique, what ``get_messages_by_ids`` looks up).
 
 Reading is the hot path of ``get_history``: decoding 50 rows one ``json.loads`` at a time
 costs more than the indexed query, because each call pays a fixed set-up price. The rows of
@@ -114,16 +116,23 @@ def _decode_one(text: str, index: int, on_corrupt: Callable[[int, str], None]) -
         return None
 
 
-def message_columns(
-    message: Message, timestamp: int
-) -> tuple[int, int, str | None, str, str | None, str]:
-    """``(timestamp, control, kind, role, platform, data)`` for an insert."""
+#: A message ready to insert: (timestamp, control, kind, role, platform, message_id, data).
+Row = tuple[int, int, str | None, str, str | None, str | None, str]
+
+
+def message_columns(message: Message, timestamp: int) -> Row:
+    """``(timestamp, control, kind, role, platform, message_id, data)`` for an insert.
+
+    ``message.id`` is set on every path that writes (the contract's front half names a
+    message before it reaches the backend).
+    """
     return (
         check_int64(timestamp, "timestamp"),
         is_control(message.kind),
         message.kind,
         message.role,
         platform_of(message),
+        message.id,
         encode_message(message, timestamp),
     )
 
@@ -131,6 +140,7 @@ def message_columns(
 __all__ = [
     "INT64_MAX",
     "INT64_MIN",
+    "Row",
     "build_message",
     "check_int64",
     "decode_many",

@@ -23,7 +23,8 @@ import sqlite3
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from aalis_api_memory.types import MetadataEntry, SessionInfo
+from aalis_api_memory.errors import MessageIdConflict
+from aalis_api_memory.types import MetadataEntry, SessionInfo, StoredRecord
 from aalis_api_memory.validation import decode_metadata
 from aalis_schema_message import Message
 
@@ -38,18 +39,18 @@ from aalis_plugin_memory_sqlite.bulk_writes import (
 from aalis_plugin_memory_sqlite.codec import (
     INT64_MAX,
     INT64_MIN,
+    Row,
     decode_messages,
     decode_messages_indexed,
 )
 from aalis_plugin_memory_sqlite.transaction import rollback, transaction
 
 Limit = int | float
-#: A message ready to insert: (timestamp, control, kind, role, platform, data).
-Row = tuple[int, int, str | None, str, str | None, str]
 
 _INSERT = (
-    "INSERT INTO messages (session_id, timestamp, archived, control, kind, role, platform, data) "
-    "VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+    "INSERT INTO messages"
+    " (session_id, timestamp, archived, control, kind, role, platform, message_id, data)"
+    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 _STATS_ADD = (
     "INSERT INTO session_stats (session_id, active, active_conv, archived, last_ts) "
@@ -120,6 +121,18 @@ INLINE_VALUES = 200
 
 def _clamp(ts: int) -> int:
     return max(INT64_MIN, min(INT64_MAX, ts))
+
+
+def is_id_conflict(exc: sqlite3.IntegrityError) -> bool:
+    """The unique index on ``message_id`` refused the write (and not another constraint)."""
+    return "messages.message_id" in str(exc)
+
+
+def id_conflict(exc: sqlite3.IntegrityError) -> MessageIdConflict:
+    """The contract's error for the unique index on ``message_id`` (the write was undone)."""
+    return MessageIdConflict(
+        "a message id is already stored (ids are unique in the whole store); nothing was written"
+    )
 
 
 class Engine:
@@ -196,18 +209,29 @@ class Engine:
 
     def save_message(self, session_id: str, row: Row) -> None:
         conn = self.conn
-        timestamp, control, kind, role, platform, data = row
-        with transaction(conn):
-            conn.execute(_INSERT, (session_id, timestamp, 0, control, kind, role, platform, data))
-            conn.execute(_STATS_ADD_ONE, (session_id, 1 - control, timestamp))
+        timestamp, control, kind, role, platform, ident, data = row
+        try:
+            with transaction(conn):
+                conn.execute(
+                    _INSERT, (session_id, timestamp, 0, control, kind, role, platform, ident, data)
+                )
+                conn.execute(_STATS_ADD_ONE, (session_id, 1 - control, timestamp))
+        except sqlite3.IntegrityError as exc:
+            if is_id_conflict(exc):
+                raise id_conflict(exc) from None
+            raise
 
     def save_messages(self, items: Sequence[tuple[str, Row]]) -> list[None]:
-        """Many saves in one transaction (group commit, see ``worker.py``), in order."""
+        """Many saves in one transaction (group commit, see ``worker.py``), in order.
+
+        A duplicate id fails the whole group, which the worker then retries one save at a
+        time, so only the save that named a stored id gets ``MessageIdConflict``.
+        """
         conn = self.conn
         totals: dict[str, list[int]] = {}
         params = []
-        for session_id, (timestamp, control, kind, role, platform, data) in items:
-            params.append((session_id, timestamp, 0, control, kind, role, platform, data))
+        for session_id, (timestamp, control, kind, role, platform, ident, data) in items:
+            params.append((session_id, timestamp, 0, control, kind, role, platform, ident, data))
             total = totals.get(session_id)
             if total is None:
                 totals[session_id] = [1, 1 - control, timestamp]
@@ -443,16 +467,64 @@ class Engine:
             return 0
         conn = self.conn
         params = [
-            (session_id, ts, 1 if archived else 0, control, kind, role, platform, data)
-            for archived, (ts, control, kind, role, platform, data) in rows
+            (session_id, ts, 1 if archived else 0, control, kind, role, platform, ident, data)
+            for archived, (ts, control, kind, role, platform, ident, data) in rows
         ]
         active = sum(1 for archived, _row in rows if not archived)
         conversation = sum(1 for archived, row in rows if not archived and not row[1])
         last = max(row[0] for _archived, row in rows)
-        with transaction(conn):
-            conn.executemany(_INSERT, params)
-            conn.execute(_STATS_ADD, (session_id, active, conversation, len(rows) - active, last))
+        try:
+            with transaction(conn):  # all or nothing: a stored or repeated id undoes it all
+                conn.executemany(_INSERT, params)
+                conn.execute(
+                    _STATS_ADD, (session_id, active, conversation, len(rows) - active, last)
+                )
+        except sqlite3.IntegrityError as exc:
+            if is_id_conflict(exc):
+                raise id_conflict(exc) from None
+            raise
         return len(rows)
+
+    # -- identity ----------------------------------------------------------------------
+
+    def get_messages_by_ids(self, ids: Sequence[str]) -> list[StoredRecord]:
+        """The rows whose ``message_id`` is listed, any session, archived included.
+
+        One lookup per id on the unique index; one read snapshot for the whole list.
+        """
+        params: list[Any] = []
+        with transaction(self.conn, write=False):
+            where = self._member("message_id", tuple(ids), params, "ids")
+            rows = self.conn.execute(
+                f"SELECT session_id, archived, data FROM messages WHERE {where}", params
+            ).fetchall()
+        decoded = decode_messages_indexed([row[2] for row in rows], self._corrupt("*"))
+        return [
+            StoredRecord(session_id=rows[i][0], message=message, archived=bool(rows[i][1]))
+            for i, message in decoded
+        ]
+
+    def delete_messages_by_ids(self, session_id: str, ids: Sequence[str]) -> int:
+        """Delete the session's rows among ``ids`` and adjust its counters; one transaction."""
+        conn = self.conn
+        params: list[Any] = [session_id]
+        # Built before the write lock: a long list fills a temp table, which locks nothing.
+        where = self._member("message_id", tuple(ids), params, "ids")
+        active = conversation = archived = 0
+        with transaction(conn):
+            for was_archived, control in conn.execute(
+                f"DELETE FROM messages WHERE session_id = ? AND {where}"
+                " RETURNING archived, control",
+                params,
+            ).fetchall():
+                if was_archived:
+                    archived += 1
+                else:
+                    active += 1
+                    conversation += 0 if control else 1
+            if active + archived:
+                self._refresh_stats(session_id, active, conversation, archived)
+        return active + archived
 
     # -- metadata ----------------------------------------------------------------------
 
@@ -508,4 +580,4 @@ class Engine:
         ]
 
 
-__all__ = ["Engine", "Row"]
+__all__ = ["Engine", "Row", "id_conflict", "is_id_conflict"]

@@ -26,11 +26,8 @@ from aalis_api_memory.validation import decode_metadata
 from aalis_schema_message import Message
 
 from aalis_core.gc_pause import gc_paused
-from aalis_plugin_memory_sqlite.codec import decode_messages_indexed
+from aalis_plugin_memory_sqlite.codec import Row, decode_messages_indexed
 from aalis_plugin_memory_sqlite.transaction import transaction
-
-#: A marker ready to insert: (timestamp, control, kind, role, platform, data), as engine.Row.
-MarkerRow = tuple[int, int, str | None, str, str | None, str]
 
 _SNAPSHOT = (
     "SELECT seq, data FROM messages WHERE session_id = ? AND archived = 0 ORDER BY timestamp, seq"
@@ -91,7 +88,7 @@ def archive_exact(
     session_id: str,
     ids: Sequence[str],
     guard: CheckedGuard,
-    marker: MarkerRow | None,
+    marker: Row | None,
     now: int,
 ) -> int:
     """Check the guard and the ids, then write, archive and mark; all in one transaction."""
@@ -146,11 +143,11 @@ def archive_exact(
             (guard.namespace, guard.key, guard.text, now),
         )
         if marker is not None:
-            timestamp, control, kind, role, platform, data = marker
+            timestamp, control, kind, role, platform, ident, data = marker
             conn.execute(
                 "INSERT INTO messages (session_id, timestamp, archived, control, kind, role,"
-                " platform, data) VALUES (?, ?, 0, ?, ?, ?, ?, ?)",
-                (session_id, timestamp, control, kind, role, platform, data),
+                " platform, message_id, data) VALUES (?, ?, 0, ?, ?, ?, ?, ?, ?)",
+                (session_id, timestamp, control, kind, role, platform, ident, data),
             )
             conn.execute(
                 "INSERT INTO session_stats (session_id, active, active_conv, archived, last_ts)"

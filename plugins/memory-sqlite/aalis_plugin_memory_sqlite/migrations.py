@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import sqlite3
 
-from aalis_schema_message import CONTROL_KINDS
+from aalis_schema_message import CONTROL_KINDS, new_message_id
 from sqlite_utils import Database, Migrations
 
 from aalis_plugin_memory_sqlite.transaction import transaction
@@ -99,6 +99,43 @@ def _m0002(db: Database) -> None:
                   max(timestamp)
            FROM messages GROUP BY session_id"""
     )
+
+
+#: Rows named per statement by migration 3 (bounded memory on a file of any size).
+_ID_CHUNK = 2_000
+
+
+@migrations(name=MIGRATION_NAMES[2])
+def _m0003(db: Database) -> None:
+    # Message identity (docs/reference/memory-contract.md, "Message identity"): every row gets
+    # an id, kept in the ``message_id`` column (unique: a second message with a stored id is
+    # refused by the index) and inside ``data`` (so every read returns it at no extra cost).
+    # Ids of existing rows are new ULIDs (``new_message_id``) drawn in ``seq`` order, like
+    # the ids of new saves: random, so a store migrated later into another one never
+    # collides with it; the whole migration is one transaction, so a crash leaves no row
+    # half-named (the file stays at version 2 and is migrated again on the next open).
+    db.table("messages").add_column("message_id", str)
+    conn = db.conn
+    last = -1
+    while True:
+        seqs = [
+            row[0]
+            for row in conn.execute(
+                "SELECT seq FROM messages WHERE seq > ? ORDER BY seq LIMIT ?", (last, _ID_CHUNK)
+            )
+        ]
+        if not seqs:
+            break
+        last = seqs[-1]
+        # A row that is not a JSON object (damaged, hand-edited) keeps its text: reads skip
+        # it anyway, and its column id still keeps the index honest.
+        conn.executemany(
+            "UPDATE messages SET message_id = ?1, data = CASE"
+            " WHEN json_valid(data) AND json_type(data) = 'object'"
+            " THEN json_set(data, '$.id', ?1) ELSE data END WHERE seq = ?2",
+            [(new_message_id(), seq) for seq in seqs],
+        )
+    db.execute('CREATE UNIQUE INDEX "messages_id" ON "messages" ("message_id")')
 
 
 def migrate(conn: sqlite3.Connection, target: int = SCHEMA_VERSION) -> int:

@@ -36,15 +36,16 @@ from aalis_api_memory.types import (
     RecentMessageRecord,
     SessionInfo,
     StoredMessage,
+    StoredRecord,
 )
 from aalis_schema_message import Message
 
 import aalis_plugin_memory_sqlite.exact as exact
 from aalis_plugin_memory_sqlite.backup import BackupResult, backup_database
 from aalis_plugin_memory_sqlite.bulk_writes import rewrite_plan
-from aalis_plugin_memory_sqlite.codec import message_columns
+from aalis_plugin_memory_sqlite.codec import Row, message_columns
 from aalis_plugin_memory_sqlite.config import SqliteConfig
-from aalis_plugin_memory_sqlite.engine import Engine, Limit, Row
+from aalis_plugin_memory_sqlite.engine import Engine, Limit, id_conflict, is_id_conflict
 from aalis_plugin_memory_sqlite.reader import connect_reader
 from aalis_plugin_memory_sqlite.schema import connect
 from aalis_plugin_memory_sqlite.worker import Worker, WorkerClosed
@@ -272,9 +273,14 @@ class SqliteMemory(CompleteMemoryBackend):
     async def _archive_exact(self, session_id: str, commit: ExactCommit) -> int:
         marker = commit.marker
         row = None if marker is None else message_columns(marker.message, marker.timestamp)
-        return await self._on_connection(
-            exact.archive_exact, session_id, commit.ids, commit.guard, row, commit.updated_at
-        )
+        try:
+            return await self._on_connection(
+                exact.archive_exact, session_id, commit.ids, commit.guard, row, commit.updated_at
+            )
+        except sqlite3.IntegrityError as exc:
+            if is_id_conflict(exc):  # the marker named a stored id
+                raise id_conflict(exc) from None
+            raise
 
     async def _clear_all(self) -> None:
         await self._submit(Engine.clear_all)
@@ -324,6 +330,12 @@ class SqliteMemory(CompleteMemoryBackend):
         self, session_id: str, timestamps: Sequence[int]
     ) -> int:
         return await self._submit(Engine.delete_messages_by_timestamps, session_id, timestamps)
+
+    async def _get_messages_by_ids(self, ids: Sequence[str]) -> list[StoredRecord]:
+        return await self._read(Engine.get_messages_by_ids, ids)
+
+    async def _delete_messages_by_ids(self, session_id: str, ids: Sequence[str]) -> int:
+        return await self._submit(Engine.delete_messages_by_ids, session_id, ids)
 
     async def _list_sessions(self) -> list[SessionInfo]:
         return await self._read(Engine.list_sessions)

@@ -19,6 +19,7 @@ MIGRATION_SET = "aalis-memory-sqlite"
 MIGRATION_NAMES: tuple[str, ...] = (
     "0001_messages_and_metadata",
     "0002_counters_and_filter_columns",
+    "0003_message_ids",
 )
 
 #: Number of migrations this version knows; ``PRAGMA user_version`` of a current file.

@@ -83,9 +83,16 @@ def test_returned_messages_share_nothing_with_each_other() -> None:
 
 
 def test_columns_follow_the_message() -> None:
-    message = Message(role="notice", kind="event-marker", metadata={"platform": "qq"})
-    ts, control, kind, role, platform, data = message_columns(message, 42)
-    assert (ts, control, kind, role, platform) == (42, 1, "event-marker", "notice", "qq")
+    message = Message(role="notice", kind="event-marker", metadata={"platform": "qq"}, id="m1")
+    ts, control, kind, role, platform, ident, data = message_columns(message, 42)
+    assert (ts, control, kind, role, platform, ident) == (
+        42,
+        1,
+        "event-marker",
+        "notice",
+        "qq",
+        "m1",
+    )
     assert build_message(__import__("json").loads(data)) == message.with_timestamp(42)
 
 

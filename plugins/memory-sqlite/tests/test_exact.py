@@ -20,15 +20,15 @@ def test_snapshot_longer_than_a_chunk_skips_a_corrupt_row_and_keeps_ids_aligned(
         bad = exact.SNAPSHOT_CHUNK + 3  # a row in the second chunk
         conn.execute("BEGIN IMMEDIATE")
         for i in range(size):
-            timestamp, control, kind, role, platform, data = message_columns(
-                Message(role="user", content=f"m{i}"), T0 + i
+            timestamp, control, kind, role, platform, ident, data = message_columns(
+                Message(role="user", content=f"m{i}", id=f"id{i}"), T0 + i
             )
             if i == bad:
                 data = "{not json"
             conn.execute(
                 "INSERT INTO messages (session_id, timestamp, archived, control, kind, role,"
-                " platform, data) VALUES ('s', ?, 0, ?, ?, ?, ?, ?)",
-                (timestamp, control, kind, role, platform, data),
+                " platform, message_id, data) VALUES ('s', ?, 0, ?, ?, ?, ?, ?, ?)",
+                (timestamp, control, kind, role, platform, ident, data),
             )
         conn.execute("COMMIT")
         rows = conn.execute(

@@ -180,9 +180,11 @@ async def test_writes_touch_only_what_they_change(tmp_path: Path) -> None:
 
 def _row(message: Message) -> Any:
     from aalis_plugin_memory_sqlite.codec import message_columns
+    from aalis_schema_message import new_message_id
 
     assert message.timestamp is not None
-    return message_columns(message, message.timestamp)
+    # Named as the contract names every saved message: the unique id index is part of the cost.
+    return message_columns(message.with_id(new_message_id()), message.timestamp)
 
 
 async def test_get_history_answers_the_window_rule_on_the_large_session(seeded: Path) -> None:

@@ -10,8 +10,9 @@ import stat
 import threading
 from pathlib import Path
 
+import attrs
 import pytest
-from aalis_api_memory import RecentMessagesQuery
+from aalis_api_memory import MessageIdConflict, RecentMessagesQuery
 from aalis_plugin_memory_sqlite import SCHEMA_VERSION, SchemaTooNew, SqliteMemory
 from aalis_plugin_memory_sqlite.schema import MIGRATION_NAMES, MIGRATION_SET, connect
 
@@ -144,7 +145,10 @@ async def test_a_version_1_file_is_migrated_with_its_data(tmp_path: Path) -> Non
         assert await store.list_metadata_keys("summary") == ["a", "broken"]
         # The history rule on the migrated file, including markers, is the current one.
         assert [message.content for message in await store.get_history("a", 1)] == ["hi there"]
-        await store.save_message("a", history[0].with_timestamp(T0 + 9))
+        # A read message is stored already: saving it again names a stored id.
+        with pytest.raises(MessageIdConflict):
+            await store.save_message("a", history[0].with_timestamp(T0 + 9))
+        await store.save_message("a", attrs.evolve(history[0], timestamp=T0 + 9, id=None))
     conn = sqlite3.connect(path)
     assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
     assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
@@ -206,3 +210,103 @@ def test_concurrent_first_opens_migrate_once(tmp_path: Path) -> None:
     )
     assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
     conn.close()
+
+
+def make_v2_file(path: Path) -> None:
+    """A file as version 2 of this plugin left it (before message identity): the v1 DDL,
+    migrated to 2 by the released migration, then rows written the way version 2 wrote them."""
+    from aalis_plugin_memory_sqlite.migrations import migrate
+
+    make_v1_file(path)
+    conn = sqlite3.connect(path, isolation_level=None)
+    assert migrate(conn, target=2) == 2
+    rows = [
+        ("c", T0 + 7, 0, 0, None, "user", None, json.dumps({"role": "user", "content": "x"})),
+        ("c", T0 + 7, 0, 0, None, "user", None, json.dumps({"role": "user", "content": "y"})),
+        ("c", T0 + 8, 0, 0, None, "user", None, "{damaged"),
+    ]
+    conn.executemany(
+        "INSERT INTO messages (session_id, timestamp, archived, control, kind, role, platform,"
+        " data) VALUES (?,?,?,?,?,?,?,?)",
+        rows,
+    )
+    conn.execute(
+        "INSERT INTO session_stats VALUES ('c', 3, 3, 0, ?)",
+        (T0 + 8,),
+    )
+    conn.close()
+
+
+def _column_ids(path: Path) -> dict[int, tuple[str | None, str]]:
+    conn = sqlite3.connect(path)
+    try:
+        return {
+            seq: (ident, data)
+            for seq, ident, data in conn.execute("SELECT seq, message_id, data FROM messages")
+        }
+    finally:
+        conn.close()
+
+
+async def test_a_version_2_file_gives_every_message_an_id_that_survives_reopening(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "v2.db"
+    make_v2_file(path)
+    async with SqliteMemory(path) as store:
+        every = [m for sid in ("a", "b", "c") for m in await store.get_full_history(sid, math.inf)]
+        assert len(every) == 8  # the damaged row is still skipped
+        ids = [m.id for m in every]
+        assert all(isinstance(i, str) and len(i) == 26 for i in ids)
+        assert len(set(ids)) == len(ids)
+        # The two messages of one millisecond are two messages, each found by its id.
+        x, y = await store.get_history("c", math.inf)
+        found = await store.get_messages_by_ids([y.id, x.id])  # type: ignore[list-item]
+        assert [r.message.content for r in found] == ["y", "x"]
+        assert await store.delete_messages_by_ids("c", [x.id]) == 1  # type: ignore[list-item]
+    columns = _column_ids(path)
+    # Every row has an id in its column, the damaged one too, and the JSON agrees with it.
+    assert all(ident for ident, _data in columns.values())
+    for ident, data in columns.values():
+        if data != "{damaged":
+            assert json.loads(data)["id"] == ident
+    async with SqliteMemory(path) as store:
+        again = [m for sid in ("a", "b", "c") for m in await store.get_full_history(sid, math.inf)]
+    assert [m.id for m in again] == [i for i in ids if i != x.id]
+    assert _column_ids(path) == columns
+    conn = sqlite3.connect(path)
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+    assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    conn.close()
+
+
+async def test_a_failed_identity_migration_leaves_the_version_2_file_as_it_was(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "v2.db"
+    make_v2_file(path)
+    conn = sqlite3.connect(path, isolation_level=None)
+    # Something in the way of migration 3 (it creates this index), found after every row
+    # was named: the naming must be undone with the rest.
+    conn.execute("CREATE INDEX messages_id ON messages (role)")
+    before = conn.execute("SELECT sql FROM sqlite_master ORDER BY name").fetchall()
+    data_before = conn.execute("SELECT seq, data FROM messages ORDER BY seq").fetchall()
+    conn.close()
+    with pytest.raises(sqlite3.OperationalError, match="messages_id"):
+        async with SqliteMemory(path):
+            pass
+    conn = sqlite3.connect(path)
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == 2
+    assert conn.execute("SELECT sql FROM sqlite_master ORDER BY name").fetchall() == before
+    assert conn.execute("SELECT seq, data FROM messages ORDER BY seq").fetchall() == data_before
+    conn.close()
+
+
+async def test_a_version_1_file_migrates_through_to_ids(tmp_path: Path) -> None:
+    path = tmp_path / "v1.db"
+    make_v1_file(path)
+    async with SqliteMemory(path) as store:
+        full = await store.get_full_history("a", math.inf)
+        assert len({m.id for m in full}) == len(full) == 5
+        [record] = await store.get_messages_by_ids([full[0].id])  # type: ignore[list-item]
+        assert (record.session_id, record.archived, record.message) == ("a", True, full[0])

@@ -167,6 +167,7 @@ async def test_full_message_round_trips_through_the_fast_reader(store: SqliteMem
         images=("a.png", {"url": "b"}),
         audios=({"seconds": 1.5},),
         metadata={"platform": "qq", "deep": {"x": [1, None, True, 2.5]}},
+        id="m-1",
     )
     await store.save_message("s", message)
     (got,) = await store.get_history("s")
