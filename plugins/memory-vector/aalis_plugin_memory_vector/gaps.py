@@ -219,11 +219,28 @@ class GapBook:
             del self._gaps[session_id]
         await self.unmark(keys)
 
-    async def drop(self, session_id: str | None) -> None:
-        """Forget the gaps and marks of a session (or all): its messages were cleared."""
-        doomed = list(self._gaps) if session_id is None else [session_id]
-        for sid in doomed:
-            self._gaps.pop(sid, None)
+    async def drop(self, session_id: str | None, before: str | None = None) -> None:
+        """Forget the gaps and marks of a session (or all): its messages were cleared.
+
+        ``before`` is an entry id taken when the clear began: entries written since (for
+        messages said after the history was cleared, by any process) are kept, since ids
+        sort by time. Entries of older versions (keyed by session) always go.
+        """
+
+        def doomed(key: str, data: object) -> bool:
+            found = read_entry(key, data)
+            if found is None or (session_id is not None and found[0] != session_id):
+                return False
+            new_style = isinstance(data, dict) and "session_id" in data
+            return before is None or not new_style or key < before
+
+        for sid in list(self._gaps) if session_id is None else [session_id]:
+            gap = self._gaps.get(sid)
+            if gap is None:
+                continue
+            gap.keys = {k for k in gap.keys if before is not None and k >= before}
+            if not gap.keys:
+                del self._gaps[sid]
         if not self._memory.present:
             return
         try:
@@ -231,12 +248,7 @@ class GapBook:
         except Exception as exc:
             self._logger.error("index gaps not removed", error=str(exc))
             return
-        keys = [
-            e.key
-            for e in entries
-            if session_id is None or (read_entry(e.key, e.data) or ("",))[0] == session_id
-        ]
-        await self.unmark(keys)
+        await self.unmark([e.key for e in entries if doomed(e.key, e.data)])
 
 
 __all__ = ["GAPS_NAMESPACE", "IN_FLIGHT", "Gap", "GapBook", "entry_data", "read_entry"]

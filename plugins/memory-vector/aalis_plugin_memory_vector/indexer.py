@@ -472,8 +472,9 @@ class Indexer:
             raise RuntimeError(f"re-indexing the rewritten messages failed: {outcome.error}")
         return outcome.indexed
 
-    async def clear(self, session_id: str | None) -> int:
-        """Delete every vector of a session (or of all sessions), pending ones and gaps too."""
+    async def clear(self, session_id: str | None, before: str | None = None) -> int:
+        """Delete every vector of a session (or of all sessions), pending ones and gaps too
+        (the gaps recorded before ``before``, an entry id taken when the clear began)."""
         async with self._lock:
             for key in [k for k, v in self._pending.items() if session_id in (None, v[0])]:
                 del self._pending[key]
@@ -481,7 +482,7 @@ class Indexer:
             deleted: int = (
                 await store.delete_all() if session_id is None else await store.delete(session_id)
             )
-        await self.gaps.drop(session_id)
+        await self.gaps.drop(session_id, before)
         return deleted
 
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from aalis_api_embedding import embedding
 from aalis_api_memory import ClearRequest, ClearType, PromptBlock, PromptRequest, TextRef, memory
 from aalis_api_vectorstore import RecallHit, recall, vectorstore
-from aalis_schema_message import Message
+from aalis_schema_message import Message, new_message_id
 
 from aalis_core.markers import hookimpl
 from aalis_core.plugin import Plugin
@@ -117,6 +117,7 @@ class MemoryVector(Plugin):
         # The history goes first, the vectors after: an indexer of another process that
         # upserts in between re-checks its batch against the store and finds it gone, so
         # nothing cleared comes back (docs/recall.md, "Identity and the recall check").
+        began = new_message_id()
         await call_next()
         if not request.wants(VECTOR_CLEAR_TYPE) or self.indexer is None:
             return
@@ -126,7 +127,7 @@ class MemoryVector(Plugin):
                 request.report(self.name, False, "no vector store is active", VECTOR_CLEAR_TYPE)
             return
         try:
-            deleted = await self.indexer.clear(request.session_id)
+            deleted = await self.indexer.clear(request.session_id, began)
         except Exception as exc:
             request.report(
                 self.name,

@@ -24,7 +24,13 @@ from aalis_plugin_memory_vector.indexer import Indexer
 if TYPE_CHECKING:
     from aalis_core.handles import Handle
 from aalis_plugin_memory_vector.scope import OVERRIDES_NAMESPACE, UNSET, ResolvedMode, resolve_mode
-from aalis_plugin_memory_vector.text import INDEXED_ROLES, clip, indexable, key_of, metadata_str
+from aalis_plugin_memory_vector.text import (
+    INDEXED_ROLES,
+    clip,
+    indexable,
+    key_of,
+    metadata_str,
+)
 from aalis_plugin_memory_vector.verify import Wanted
 
 _UNSET = UNSET

@@ -21,7 +21,7 @@ import attrs
 from aalis_api_memory import CrossSession, MemoryService, MessagesById, supports
 from aalis_schema_message import Message
 
-from aalis_plugin_memory_vector.text import key_of
+from aalis_plugin_memory_vector.text import is_key_of
 
 if TYPE_CHECKING:
     from aalis_core.handles import Handle
@@ -91,7 +91,7 @@ class StoreView:
             for message in await memory.get_messages_by_session_range(
                 w.session_id, w.timestamp, w.timestamp
             ):
-                if key_of(w.session_id, message) == w.key:
+                if is_key_of(w.key, w.session_id, message):
                     found[w.key] = message
         return found
 
