@@ -263,3 +263,200 @@ def stored_texts(data: Path) -> set[str]:
         return texts
     finally:
         conn.close()
+
+
+#: A host process that takes part in a race: ``write`` saves a turn per round (which its
+#: host indexes, the delay hook holding each batch between its mark and its embedding),
+#: ``reindex`` re-embeds everything again and again, ``clear`` waits for a batch in flight
+#: (a mark in the gaps namespace) and clears everything at a random instant of it; each
+#: does ``rounds`` rounds, then prints what it did.
+DRIVER = """
+import asyncio, json, random, sys
+from aalis_core.cli import open_host
+from aalis_api_memory import memory, run_clear
+from aalis_api_memory.saving import save_conversation
+from aalis_schema_message import Message
+
+role, rounds, seed = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+WORDS = ["alpha", "bravo", "charlie", "delta", "echo"]
+
+async def main():
+    rng = random.Random(seed)
+    done = 0
+    async with open_host() as host:
+        mem = host.capability(memory).use
+        plugin = host.plugin("memory-vector")
+        for r in range(rounds):
+            if role == "write":
+                turn = [
+                    Message(role="user", content=f"secret {WORDS[i]} number {seed}-{r}-{i}")
+                    for i in range(3)
+                ]
+                await save_conversation(mem, f"s{r % 3}", turn, host=host)
+            elif role == "reindex":
+                await plugin.reindex(None)
+            elif role == "clear":
+                for _ in range(200):  # at most 4 s for a batch in flight
+                    if await mem.list_metadata("memory-vector.gaps"):
+                        break
+                    await asyncio.sleep(0.02)
+                await asyncio.sleep(rng.uniform(0.0, 0.3))
+                await run_clear(host, "all")
+            done += 1
+            if role == "write":
+                await asyncio.sleep(0.35)
+    print(json.dumps({"role": role, "rounds": done}))
+
+asyncio.run(main())
+"""
+
+
+def driver(data: Path, role: str, rounds: int, seed: int, **extra: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-c", DRIVER, role, str(rounds), str(seed)],
+        cwd=data,
+        env=env(**extra),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def finish(process: subprocess.Popen[str], limit_s: float = 120) -> str:
+    out, err = process.communicate(timeout=limit_s)
+    assert process.returncode == 0, err[-2000:]
+    return out
+
+
+QUERIES = ("secret alpha", "secret bravo number", "charlie delta echo", "number")
+
+
+def assert_nothing_erased_is_recalled(data: Path, *, cli: Any = None) -> dict[str, int]:
+    """The index holds no orphan, no message is missing outside a gap, and no recall
+    surface (``vector search``, the recall API, ``GET /api/recall``, MCP ``search_recall``)
+    shows a text the store no longer holds. Returns the check's totals."""
+    run = subprocess.run(
+        [sys.executable, "-c", RECALL, *QUERIES],
+        cwd=data,
+        env=env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert run.returncode == 0, run.stderr[-2000:]
+    shown = json.loads(run.stdout)
+    figures: dict[str, int] = shown["check"]
+    assert (figures["orphaned"], figures["stale"], figures["holes"]) == (0, 0, 0), figures
+    stored = stored_texts(data)
+    for surface in ("search", "recall", "api", "mcp"):
+        assert [text for text in shown[surface] if text not in stored] == [], surface
+    if cli is not None:  # and the operator's commands themselves
+        assert erased_shown(cli, QUERIES[:1], stored) == []
+        check = cli("vector", "check")
+        assert check_table(check.stdout)["TOTAL"]["orphaned"] == 0, check.stdout
+        assert holes(check.stdout) == 0
+    return figures
+
+
+#: The Python recall API and ``GET /api/recall`` of aalis serve (through its in-process
+#: test client), from every session's point of view.
+RECALL = """
+import asyncio, json, sys
+from aalis_core.cli import open_host
+from aalis_api_memory import memory
+from aalis_api_vectorstore import recall
+
+from aalis_plugin_memory_vector.indexer import BACKFILL_AT_START
+
+async def main():
+    out = {"recall": [], "api": [], "mcp": [], "search": []}
+    queries = sys.argv[1:]
+    BACKFILL_AT_START.set(False)
+    async with open_host() as host:
+        plugin = host.plugin("memory-vector")
+        checked = await plugin.check(None)
+        out["check"] = {
+            "orphaned": sum(c.orphaned for c in checked),
+            "stale": sum(c.stale for c in checked),
+            "holes": sum(c.holes for c in checked),
+            "indexed": sum(c.indexed for c in checked),
+        }
+        for query in queries:
+            for hit in await plugin.recall.search(None, query, k=20):
+                out["search"].append(hit.message.content)
+        service = host.capability(recall).use
+        sessions = [i.session_id for i in await host.capability(memory).use.list_sessions()]
+        sessions = sessions or ["s0"]
+        for sid in sessions:
+            for query in queries:
+                for hit in await service.recall(sid, query, k=20):
+                    out["recall"].append(hit.message.content)
+        if host.plugin("serve") is not None:
+            from aalis_plugin_serve.testing import running
+            async with running(host) as served, served.client() as client:
+                for sid in sessions:
+                    for query in queries:
+                        r = await client.get("/api/recall", params={"session": sid, "q": query})
+                        assert r.status_code == 200, r.text
+                        out["api"].extend(h["message"]["content"] for h in r.json()["hits"])
+        mcp = host.plugin("mcp")
+        if mcp is not None:
+            from mcp import Client
+            async with Client(mcp.server()) as client:
+                for sid in sessions:
+                    for query in queries:
+                        result = await client.call_tool(
+                            "search_recall", {"session_id": sid, "query": query, "k": 20}
+                        )
+                        assert not result.is_error, result
+                        hits = result.structured_content["hits"]
+                        out["mcp"].extend(h["message"]["content"] for h in hits)
+    print(json.dumps(out))
+
+asyncio.run(main())
+"""
+
+
+@pytest.mark.parametrize("indexer_role", ["write", "reindex"])
+def test_a_clear_in_another_process_is_never_undone_by_indexing(
+    data: Path, aalis: Any, indexer_role: str
+) -> None:
+    # Both orders: the clearing process starts first, or the indexing one does; rounds of
+    # each interleave at random. The delay hook holds every batch between its mark and its
+    # embedding, which is where an upsert used to land after the clear.
+    rounds = 12
+    seed_data = _sessions(3, 10) if indexer_role == "reindex" else {}
+    if seed_data:
+        assert aalis("import", export_file(data, seed_data)).returncode == 0
+    figures: list[dict[str, int]] = []
+    for order in ("clear-first", "index-first"):
+        if order == "index-first" and indexer_role == "reindex":
+            # something for the reindex to re-embed while the clears run
+            (data / "t.txt").write_text("secret echo number one\n", encoding="utf-8")
+            assert aalis("chat", "--session", "s9", "--script", "t.txt").returncode == 0
+        procs = []
+        if order == "clear-first":
+            procs.append(driver(data, "clear", rounds, 1))
+        procs.append(driver(data, "write", rounds, 2, **{DELAY_ENV: "0.25"}))
+        if indexer_role == "reindex":
+            procs.append(driver(data, "reindex", rounds // 3, 3, **{DELAY_ENV: "0.1"}))
+        if order == "index-first":
+            time.sleep(1.0)
+            procs.append(driver(data, "clear", rounds, 4))
+        for process in procs:
+            finish(process)
+        figures.append(assert_nothing_erased_is_recalled(data))
+    print(f"race {indexer_role}: 2 orders x {rounds} rounds, checks {figures}")
+    if indexer_role != "write":
+        return
+    # and the plain CLI: a chat indexing while `aalis clear --all --yes` runs
+    lines = "".join(f"secret delta number cli-{i}\n" for i in range(6))
+    (data / "c.txt").write_text(lines, encoding="utf-8")
+    chat = spawn(data, "chat", "--script", "c.txt", **{DELAY_ENV: "0.2"})
+    time.sleep(0.5)
+    clear = aalis("clear", "--all", "--yes")
+    assert clear.returncode == 0, clear.stdout + clear.stderr
+    chat.communicate(timeout=120)
+    assert chat.returncode == 0
+    assert_nothing_erased_is_recalled(data, cli=aalis)
