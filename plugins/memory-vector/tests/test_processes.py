@@ -148,7 +148,9 @@ def test_two_messages_of_one_millisecond_are_both_found_with_their_own_text(
 def test_kill_9_between_save_and_indexing_is_backfilled_by_the_next_host(
     data: Path, aalis: Any
 ) -> None:
-    (data / "s.txt").write_text("my locker code is 4417\n/recall locker\n", encoding="utf-8")
+    # more turns than the test waits for: the chat is killed mid-script, never stopped
+    turns = "my locker code is 4417\n" + "".join(f"and the bike lock is {i}\n" for i in range(30))
+    (data / "s.txt").write_text(turns, encoding="utf-8")
     chat = spawn(data, "chat", "--script", "s.txt", **{DELAY_ENV: "60"})
     try:
         memory_db = data / ".aalis" / "aalis.db"
@@ -175,7 +177,9 @@ def test_kill_9_between_save_and_indexing_is_backfilled_by_the_next_host(
     check = aalis("vector", "check")
     assert check.returncode == 1, check.stdout + check.stderr
     table = check_table(check.stdout)
-    assert (table["cli"]["missing"], table["cli"]["in gap"]) == (1, 1)
+    said_before_the_kill = table["cli"]["messages"]
+    assert said_before_the_kill >= 1
+    assert table["cli"]["missing"] == table["cli"]["in gap"] == said_before_the_kill
     assert holes(check.stdout) == 0
     status = aalis("vector", "status")
     assert "index gaps waiting for backfill: 1" in status.stdout
@@ -184,7 +188,7 @@ def test_kill_9_between_save_and_indexing_is_backfilled_by_the_next_host(
     assert search.returncode == 0, search.stderr
     after = aalis("vector", "check")
     assert after.returncode == 0, after.stdout + after.stderr
-    assert check_table(after.stdout)["cli"]["indexed"] == 1
+    assert check_table(after.stdout)["cli"]["indexed"] == said_before_the_kill
     assert "my locker code is 4417" in aalis("vector", "search", "locker code").stdout
 
 
