@@ -158,3 +158,34 @@ async def test_the_clear_deletes_vectors_after_the_history_is_gone(world: World)
     assert seen == [1]  # the vector was still there while the history was cleared
     assert (await world.providers.store.stats()).total == 0
     assert math.isclose(0, len(await world.memory.get_history("s", math.inf)))
+
+
+async def test_a_store_without_ids_falls_back_to_timestamps_and_says_so_once(
+    world: World,
+) -> None:
+    # A third-party store without the MessagesById group: hits are checked by their
+    # millisecond, and the plugin says once what it cannot guarantee.
+    backend: Any = world.host.plugin("memory-inmemory").store  # type: ignore[union-attr]
+    backend.get_messages_by_ids = None
+    backend.delete_messages_by_ids = None
+    warnings: list[str] = []
+    assert world.plugin.indexer is not None
+    logger = world.plugin.indexer.view._logger
+    original = logger.warning
+
+    def record(event: str, **fields: Any) -> None:
+        warnings.append(event)
+        original(event, **fields)
+
+    world.plugin.indexer.view._logger = type("L", (), {"warning": staticmethod(record)})()
+    try:
+        await world.say("s", user("my locker code is 4417", T0), user("I like tea", T0 + 1))
+        await world.settle()
+        for _ in range(3):
+            [hit] = await world.recall.recall("s", "locker code 4417", k=1)
+            assert hit.message.content == "my locker code is 4417"
+        await world.memory.clear_session("s")
+        assert await world.recall.recall("s", "locker code 4417", k=5) == []  # still checked
+    finally:
+        world.plugin.indexer.view._logger = logger
+    assert len([w for w in warnings if "cannot look messages up by id" in w]) == 1

@@ -190,6 +190,7 @@ def test_kill_9_between_save_and_indexing_is_backfilled_by_the_next_host(
     assert after.returncode == 0, after.stdout + after.stderr
     assert check_table(after.stdout)["cli"]["indexed"] == said_before_the_kill
     assert "my locker code is 4417" in aalis("vector", "search", "locker code").stdout
+    print(f"kill -9 of a chat: {said_before_the_kill} messages in a gap, 0 holes, backfilled")
 
 
 def _sessions(count: int, per: int) -> dict[str, list[dict[str, Any]]]:
