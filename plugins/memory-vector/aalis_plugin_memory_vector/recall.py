@@ -226,9 +226,14 @@ class VectorRecall:
         (an orphan, e.g. cleared by another process); a hit whose text is no longer the
         message's (rewritten) loses its vector and is queued again with the current text.
         None when the store cannot be asked (hits are then shown as stored)."""
-        current = await self._indexer.view.lookup(
-            [Wanted(h.message_id, h.session_id, h.timestamp) for h in hits]
-        )
+        try:
+            current = await self._indexer.view.lookup(
+                [Wanted(h.message_id, h.session_id, h.timestamp) for h in hits]
+            )
+        except Exception as exc:  # unverified text is never shown
+            raise RecallUnavailable(
+                f"the message store could not confirm the hits: {type(exc).__name__}: {exc}"
+            ) from exc
         if current is None:
             return None
         limit = self._config.max_text_chars

@@ -189,3 +189,20 @@ async def test_a_store_without_ids_falls_back_to_timestamps_and_says_so_once(
     finally:
         world.plugin.indexer.view._logger = logger
     assert len([w for w in warnings if "cannot look messages up by id" in w]) == 1
+
+
+async def test_a_store_that_cannot_confirm_the_hits_makes_recall_unavailable(
+    world: World,
+) -> None:
+    from aalis_api_vectorstore import RecallUnavailable
+
+    await world.say("s", user("my locker code is 4417", T0))
+    await world.settle()
+    backend: Any = world.host.plugin("memory-inmemory").store  # type: ignore[union-attr]
+
+    async def broken(ids: Any) -> Any:
+        raise ConnectionError("store unreachable")
+
+    backend._get_messages_by_ids = broken  # under the proxy's cached public method
+    with pytest.raises(RecallUnavailable, match="could not confirm"):
+        await world.recall.recall("s", "locker code", k=1)
