@@ -147,16 +147,22 @@ async def main(args: argparse.Namespace) -> None:
             stored = await mem.get_full_history("s001", float("inf"))
             assert len(stored) == len(session)
 
-            async def no_marks(spans: Any, reason: str = "") -> dict[str, str]:
+            async def no_marks(spans: Any, reason: str = "", **_: Any) -> dict[str, str]:
                 return {}
 
             async def index_checked() -> Any:
                 gaps.mark, view.lookup = marked, checked_lookup
-                return await plugin.indexer.index_now("s001", stored)
+                outcome = await plugin.indexer.index_now("s001", stored)
+                assert outcome.error is None, outcome
+                assert outcome.indexed == len(stored), outcome
+                return outcome
 
             async def index_unchecked() -> Any:
                 gaps.mark, view.lookup = no_marks, unchecked_lookup
-                return await plugin.indexer.index_now("s001", stored)
+                outcome = await plugin.indexer.index_now("s001", stored)
+                assert outcome.error is None, outcome
+                assert outcome.indexed == len(stored), outcome
+                return outcome
 
             indexing = await interleaved(
                 {"index, marked + re-checked": index_checked, "index, bare": index_unchecked},
@@ -184,11 +190,17 @@ async def main(args: argparse.Namespace) -> None:
 
                 async def e5_checked() -> Any:
                     gaps.mark, view.lookup = marked, checked_lookup
-                    return await plugin.indexer.index_now("e5", stored)
+                    outcome = await plugin.indexer.index_now("e5", stored)
+                    assert outcome.error is None, outcome
+                    assert outcome.indexed == len(stored), outcome
+                    return outcome
 
                 async def e5_bare() -> Any:
                     gaps.mark, view.lookup = no_marks, unchecked_lookup
-                    return await plugin.indexer.index_now("e5", stored)
+                    outcome = await plugin.indexer.index_now("e5", stored)
+                    assert outcome.error is None, outcome
+                    assert outcome.indexed == len(stored), outcome
+                    return outcome
 
                 indexing.update(
                     await interleaved(
@@ -222,7 +234,7 @@ async def main(args: argparse.Namespace) -> None:
     report.note(
         "the hash embedder makes embedding almost free, so the index ratio with it is the "
         "worst case: the marks and the re-check cost about the same per batch whatever the "
-        "model (two metadata commits and one get_messages_by_ids)"
+        "model (one metadata commit and one get_messages_by_ids per batch in a burst)"
     )
     if "index e5, bare" in indexing:
         e5_ratio = ratio(

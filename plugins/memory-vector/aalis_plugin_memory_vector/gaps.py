@@ -151,16 +151,21 @@ class GapBook:
         )
 
     async def mark(
-        self, spans: Mapping[str, Iterable[int] | None], reason: str = IN_FLIGHT
+        self,
+        spans: Mapping[str, Iterable[int] | None],
+        reason: str = IN_FLIGHT,
+        *,
+        unmark: Iterable[str] = (),
     ) -> dict[str, str]:
         """Write one mark per session in ONE metadata commit; returns session -> key.
 
         ``None`` for a session marks all of it (a reindex). Marks are not gaps of this
         process (its own work is under way); they are what a later host finds if this one
-        dies before ``unmark``.
+        dies before ``unmark``. ``unmark`` names finished marks to delete in the same
+        commit (the indexer folds the previous batch's unmark into the next batch's mark).
         """
         keys: dict[str, str] = {}
-        ops: list[Put | Delete] = []
+        ops: list[Put | Delete] = [Delete(GAPS_NAMESPACE, key) for key in unmark]
         for session_id, stamps in spans.items():
             values = None if stamps is None else list(stamps)
             if values is not None and not values:

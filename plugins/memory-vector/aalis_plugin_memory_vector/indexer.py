@@ -80,6 +80,9 @@ class Indexer:
         self._backfilled = asyncio.Event()
         self._backfilled.set()
         self._worker: asyncio.Task[None] | None = None
+        #: Marks of finished batches, deleted with the next batch's mark (one commit per
+        #: batch in a burst) or when the worker is idle.
+        self._finished_marks: list[str] = []
         self._delay = float(os.environ.get(DELAY_ENV) or 0.0)
         #: user_id last seen per session (the ``user`` scope reads it).
         self.user_ids: dict[str, str] = {}
@@ -120,6 +123,8 @@ class Indexer:
             await asyncio.wait_for(self.settle_forever(), drain_s)
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self._backfilled.wait(), max(0.0, deadline - loop.time()))
+        with contextlib.suppress(Exception):
+            await self.flush_marks()
         worker, self._worker = self._worker, None
         if worker is not None:
             worker.cancel()
@@ -216,7 +221,9 @@ class Indexer:
                     await self._index_keys(keys)
                 finally:
                     self._busy -= 1
+                    self._maybe_idle()
                 if self._queue.empty():
+                    await self.flush_marks()
                     await self.backfill()
             except asyncio.CancelledError:
                 raise
@@ -247,7 +254,12 @@ class Indexer:
             for _, sid, message in items:
                 assert message.timestamp is not None
                 spans.setdefault(sid, []).append(message.timestamp)
-            marks = await self.gaps.mark(spans)
+            finished, self._finished_marks = self._finished_marks, []
+            try:
+                marks = await self.gaps.mark(spans, unmark=finished)
+            except BaseException:
+                self._finished_marks.extend(finished)
+                raise
             if self._delay > 0:
                 await asyncio.sleep(self._delay)
             texts = [clip(m.content or "", self._config.max_text_chars) for _, _, m in items]
@@ -290,15 +302,21 @@ class Indexer:
                     failed.setdefault(sid, []).append(message.timestamp)
             for session_id, timestamps in failed.items():
                 await self.gaps.record(session_id, timestamps, f"indexing failed: {error}")
-            await self.gaps.unmark(marks.values())
+            self._finished_marks.extend(marks.values())
             return IndexOutcome(0, error)
-        await self.gaps.unmark(marks.values())
+        self._finished_marks.extend(marks.values())
         # A message rewritten while its batch was embedded is still pending: queue it again.
         for key, sid, message in items:
             pending = self._pending.get(key)
             if pending is not None and pending != (sid, message):
                 self._requeue(key)
         return IndexOutcome(indexed)
+
+    async def flush_marks(self) -> None:
+        """Delete the marks of finished batches (the worker does it when idle)."""
+        finished, self._finished_marks = self._finished_marks, []
+        if finished:
+            await self.gaps.unmark(finished)
 
     def _requeue(self, key: Key) -> None:
         try:
@@ -358,8 +376,10 @@ class Indexer:
                         rest.setdefault(pending[0], []).append(pending[1].timestamp)
                 for sid, timestamps in rest.items():
                     await self.gaps.record(sid, timestamps, f"indexing failed: {outcome.error}")
+                await self.flush_marks()
                 return IndexOutcome(total, outcome.error)
             total += outcome.indexed
+        await self.flush_marks()
         return IndexOutcome(total)
 
     # -- backfill ---------------------------------------------------------------------------

@@ -206,3 +206,26 @@ async def test_a_store_that_cannot_confirm_the_hits_makes_recall_unavailable(
     backend._get_messages_by_ids = broken  # under the proxy's cached public method
     with pytest.raises(RecallUnavailable, match="could not confirm"):
         await world.recall.recall("s", "locker code", k=1)
+
+
+async def test_check_finds_missing_orphaned_and_stale_and_repair_fixes_them(
+    world: World,
+) -> None:
+    await world.say("a", user("the boat is at pier nine", T0), user("the car is in bay four", T0))
+    await world.say("b", user("my dentist is doctor Alvarez", T0))
+    await world.settle()
+    # behind the index's back, as another process without events would do it
+    await world.memory.save_message("a", user("never announced", T0 + 1).with_id(new_message_id()))
+    await world.memory.update_message_content("a", "pier nine", "pier ten")
+    await world.memory.clear_session("b")
+    found = {c.session_id: c for c in await world.plugin.check(None)}
+    assert (found["a"].messages, found["a"].missing, found["a"].stale) == (3, 1, 1)
+    assert (found["a"].in_gap, found["a"].holes, found["a"].orphaned) == (0, 1, 0)
+    assert (found["b"].messages, found["b"].orphaned) == (0, 1)
+    assert [c.session_id for c in await world.plugin.check("b")] == ["b"]
+    repaired = {c.session_id: c for c in await world.plugin.check(None, repair=True)}
+    assert repaired["a"].repaired == "2 indexed"
+    assert repaired["b"].repaired == "1 orphans deleted"
+    assert not any(c.differs for c in await world.plugin.check(None))
+    texts = [h.message.content for h in await world.recall.recall("a", "boat pier", k=5)]
+    assert "the boat is at pier ten" in texts
