@@ -101,8 +101,11 @@ class Indexer:
         """Record the sessions a store migration dropped as gaps, then tell the store."""
         if not (self._store.present and self._memory.present):
             return
-        store = self._store.use
-        if not isinstance(store, DroppedSessions):
+        # Looked up by name: the handle's proxy hides the store's class from isinstance.
+        store = cast(DroppedSessions, self._store.use)
+        if getattr(store, "dropped_sessions", None) is None:
+            return
+        if getattr(store, "acknowledge_dropped", None) is None:
             return
         try:
             sessions = await store.dropped_sessions()

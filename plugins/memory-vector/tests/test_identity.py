@@ -229,3 +229,41 @@ async def test_check_finds_missing_orphaned_and_stale_and_repair_fixes_them(
     assert not any(c.differs for c in await world.plugin.check(None))
     texts = [h.message.content for h in await world.recall.recall("a", "boat pier", k=5)]
     assert "the boat is at pier ten" in texts
+
+
+async def test_sessions_a_store_migration_dropped_are_recorded_as_gaps_and_backfilled(
+    tmp_path: Any,
+) -> None:
+    # A vector store that dropped vectors from before message identity names their
+    # sessions: the plugin records them as gaps first, then acknowledges, then backfills.
+    sqlite = pytest.importorskip("aalis_plugin_memory_sqlite.plugin")
+    from aalis_api_vectorstore import InMemoryVectorStore
+    from aalis_plugin_memory_vector.gaps import GAPS_NAMESPACE
+
+    config = {"host": {"data_dir": str(tmp_path)}}
+    async with Host(config, [sqlite.MemorySqlite()], discover=False) as host:
+        mem = host.capability(memory).use
+        for i, text in enumerate(["the boat is at pier nine", "the car is in bay four"]):
+            await mem.save_message("old", user(text, T0 + i).with_id(new_message_id()))
+
+    class Migrated(InMemoryVectorStore):
+        def __init__(self) -> None:
+            super().__init__()
+            self.dropped = ["old"]
+
+        async def dropped_sessions(self) -> list[str]:
+            return list(self.dropped)
+
+        async def acknowledge_dropped(self, session_ids: Any) -> None:
+            gaps = await plugin.caps.memory.use.list_metadata(GAPS_NAMESPACE)
+            assert gaps, "acknowledged before the gap was recorded"
+            self.dropped = [s for s in self.dropped if s not in session_ids]
+
+    providers, plugin = Providers(), MemoryVector()
+    providers.store = Migrated()
+    async with Host(config, [sqlite.MemorySqlite(), providers, plugin], discover=False):
+        assert providers.store.dropped == []
+    # the host backfilled at start (its stop waits for that), so nothing is left to do
+    assert (await providers.store.stats()).total == 2
+    async with Host(config, [sqlite.MemorySqlite()], discover=False) as host:
+        assert await host.capability(memory).use.list_metadata(GAPS_NAMESPACE) == []
