@@ -89,6 +89,12 @@ NEEDS: dict[str, list[str]] = {
     "compression_cost": ["aalis_plugin_memory_summary", "aalis_plugin_memory_sqlite"],
     "recall_quality": ["aalis_plugin_memory_vector", "aalis_plugin_memory_inmemory"],
     "recall_speed": ["aalis_plugin_vectorstore_sqlite", "numpy"],
+    "recall_check": [
+        "aalis_plugin_memory_vector",
+        "aalis_plugin_vectorstore_sqlite",
+        "aalis_plugin_memory_sqlite",
+        "aalis_plugin_embedding_hash",
+    ],
 }
 
 
