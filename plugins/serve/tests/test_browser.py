@@ -216,14 +216,15 @@ async def test_undo_and_forget_ask_first_and_name_what_goes(
     ]
     await page.screenshot(path=str(out / "serve-undone.png"), full_page=True)
 
-    # Forget names the person; cancelled, nothing goes; accepted, this contract has no
-    # forget_person yet and the page says so.
+    # Forget names the person; cancelled, nothing goes; accepted, the person is gone from
+    # every layer and the page shows a row per layer.
     questions = await answer_next_dialog(page, accept=False)
     await forget.click()
     await page.wait_for_selector("#rows strong:text-is('Forget cancelled: nothing was removed')")
     assert questions[0].startswith("Forget cli:alice everywhere?")
     questions = await answer_next_dialog(page, accept=True)
     await forget.click()
-    await page.wait_for_selector("#rows strong:text-is('Forget failed')")
-    assert "forget_person" in (await page.locator("#rows .row").first.text_content() or "")
-    assert len(await store.get_history("dm", 10)) == 2
+    await page.wait_for_selector("#rows strong:text-is('Forgotten: cli:alice')")
+    rows = await page.locator("#rows .row").all_text_contents()
+    assert any(row.startswith("ok ") and "[memory]" in row for row in rows), rows
+    assert await store.get_history("dm", 10) == []
