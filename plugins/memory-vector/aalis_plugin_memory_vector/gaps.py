@@ -132,10 +132,11 @@ class GapBook:
 
     async def record(
         self, session_id: str, timestamps: list[int], reason: str, *, whole: bool = False
-    ) -> None:
-        """Record that these messages of ``session_id`` are not indexed, and why."""
+    ) -> bool:
+        """Record that these messages of ``session_id`` are not indexed, and why; whether
+        the record reached the store (it is kept in RAM either way)."""
         if not timestamps and not whole:
-            return
+            return True
         low, high = (min(timestamps), max(timestamps)) if timestamps else (INT64_MIN, INT64_MAX)
         key = new_message_id()
         self._merge(session_id, Gap(low, high, reason, whole=whole, keys={key}))
@@ -145,7 +146,7 @@ class GapBook:
             count=len(timestamps) if timestamps else "all",
             reason=reason,
         )
-        await self._commit(
+        return await self._commit(
             [Put(GAPS_NAMESPACE, key, entry_data(session_id, low, high, reason, whole=whole))],
             "index gap not persisted",
         )

@@ -29,6 +29,7 @@ from aalis_schema_message import Message
 
 from aalis_plugin_memory_vector.config import MemoryVectorConfig
 from aalis_plugin_memory_vector.gaps import GapBook
+from aalis_plugin_memory_vector.liveness import ProcessMark
 from aalis_plugin_memory_vector.text import clip, indexable, key_of, metadata_str
 from aalis_plugin_memory_vector.verify import StoreView, Wanted
 
@@ -43,6 +44,9 @@ BACKFILL_AT_START: ContextVar[bool] = ContextVar("memory_vector_backfill_at_star
 #: Test hook: seconds the worker sleeps after marking a batch and before embedding it,
 #: so a test can kill or race a writer at that instant. Never set in production.
 DELAY_ENV = "AALIS_MEMORY_VECTOR_TEST_EMBED_DELAY_S"
+#: Test hook: seconds ``submit`` sleeps before queueing, the instant after a save and before
+#: its batch is marked (only the process mark covers it; ``liveness.py``).
+SUBMIT_DELAY_ENV = "AALIS_MEMORY_VECTOR_TEST_SUBMIT_DELAY_S"
 
 
 @attrs.frozen
@@ -84,6 +88,10 @@ class Indexer:
         #: batch in a burst) or when the worker is idle.
         self._finished_marks: list[str] = []
         self._delay = float(os.environ.get(DELAY_ENV) or 0.0)
+        self._submit_delay = float(os.environ.get(SUBMIT_DELAY_ENV) or 0.0)
+        self.process = ProcessMark(
+            memory, self.gaps, logger, idle=lambda: not (self._unfinished() or self._busy)
+        )
         #: user_id last seen per session (the ``user`` scope reads it).
         self.user_ids: dict[str, str] = {}
 
@@ -92,6 +100,7 @@ class Indexer:
     async def start(self) -> None:
         await self.gaps.load()
         await self._adopt_dropped_sessions()
+        await self.process.start()  # dead processes' marks become gaps, backfilled below
         at_start = BACKFILL_AT_START.get()
         if at_start:
             self._backfilled.clear()
@@ -138,8 +147,12 @@ class Indexer:
             if message.timestamp is not None:
                 leftover.setdefault(session_id, []).append(message.timestamp)
         self._pending.clear()
+        recorded = True
         for session_id, timestamps in leftover.items():
-            await self.gaps.record(session_id, timestamps, "the host stopped before indexing")
+            reason = "the host stopped before indexing"
+            recorded = await self.gaps.record(session_id, timestamps, reason) and recorded
+        if recorded:  # else the process mark stays, and the next host treats us as dead
+            await self.process.stop()
 
     @property
     def queued(self) -> int:
@@ -164,6 +177,8 @@ class Indexer:
 
     async def submit(self, session_id: str, messages: Iterable[Message]) -> None:
         """Queue the indexable ones among ``messages``; a full queue records a gap."""
+        if self._submit_delay:
+            await asyncio.sleep(self._submit_delay)
         overflow: list[int] = []
         missing: list[int] = []
         for message in messages:
@@ -509,4 +524,4 @@ class Indexer:
         return deleted
 
 
-__all__ = ["BACKFILL_AT_START", "DELAY_ENV", "IndexOutcome", "Indexer", "Key"]
+__all__ = ["BACKFILL_AT_START", "DELAY_ENV", "SUBMIT_DELAY_ENV", "IndexOutcome", "Indexer", "Key"]

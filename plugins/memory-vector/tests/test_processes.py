@@ -26,7 +26,7 @@ import pytest
 pytest.importorskip("aalis_plugin_vectorstore_sqlite")
 pytest.importorskip("aalis_plugin_embedding_hash")
 
-from aalis_plugin_memory_vector.indexer import DELAY_ENV
+from aalis_plugin_memory_vector.indexer import DELAY_ENV, SUBMIT_DELAY_ENV
 from aalis_schema_message import new_message_id
 
 CONFIG = '[capabilities.embedding]\nprovider = "embedding-hash"\n'
@@ -191,6 +191,39 @@ def test_kill_9_between_save_and_indexing_is_backfilled_by_the_next_host(
     assert check_table(after.stdout)["cli"]["indexed"] == said_before_the_kill
     assert "my locker code is 4417" in aalis("vector", "search", "locker code").stdout
     print(f"kill -9 of a chat: {said_before_the_kill} messages in a gap, 0 holes, backfilled")
+
+
+def test_kill_9_after_the_save_and_before_the_mark_is_backfilled_by_the_next_host(
+    data: Path, aalis: Any
+) -> None:
+    """The instant no batch mark covers: the message is saved, its announcement is still
+    on its way to the indexer. Only the process mark (liveness.py) names it."""
+    (data / "s.txt").write_text("my gym locker is 5521\nsecond line\n", encoding="utf-8")
+    chat = spawn(data, "chat", "--script", "s.txt", **{SUBMIT_DELAY_ENV: "60"})
+    memory_db = data / ".aalis" / "aalis.db"
+    try:
+        wait_for(
+            lambda: db_count(memory_db, "SELECT count(*) FROM messages WHERE role = 'user'") >= 1,
+            60,
+            "the chat to save its message",
+        )
+        time.sleep(0.3)  # the announcement is sleeping in the hook: nothing is marked
+    finally:
+        chat.send_signal(signal.SIGKILL)
+        chat.wait(10)
+    gaps = "SELECT count(*) FROM metadata WHERE namespace = 'memory-vector.gaps'"
+    processes = "SELECT count(*) FROM metadata WHERE namespace = 'memory-vector.processes'"
+    assert db_count(memory_db, gaps) == 0  # no batch mark: the window this test is about
+    assert db_count(memory_db, processes) == 1  # the dead chat's process mark
+    # Any later host finds the dead process (its pid is gone) and backfills its span.
+    check = aalis("vector", "check")
+    assert holes(check.stdout) == 0, check.stdout
+    search = aalis("vector", "search", "gym locker", "-k", "1")
+    assert search.returncode == 0, search.stderr
+    after = aalis("vector", "check")
+    assert after.returncode == 0, after.stdout + after.stderr
+    assert "my gym locker is 5521" in aalis("vector", "search", "gym locker").stdout
+    assert db_count(memory_db, processes) == 0  # adopted and removed; clean stops left none
 
 
 def _sessions(count: int, per: int) -> dict[str, list[dict[str, Any]]]:
