@@ -1,0 +1,57 @@
+"""``[plugins.user-relation]``: what the prompt block may show, and the queue's bounds."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+
+from aalis_core.config.validators import positive_int
+
+
+def _seconds(inst: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not value >= 0:
+        raise ValueError(f"{attribute.name} must be a number of seconds >= 0, got {value!r}")
+
+
+def _count(inst: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ValueError(f"{attribute.name} must be a non-negative int, got {value!r}")
+
+
+SCOPES = ("session", "all")
+
+
+@attrs.frozen(kw_only=True)
+class UserRelationConfig:
+    """Settings of the fact layer (see docs/host/facts.md)."""
+
+    #: ``session`` | ``all``: which facts the prompt block of a session may show. ``session``
+    #: (the default): what the people of this session said in it. ``all``: what they said
+    #: anywhere, except in a group (more than one person), which sees only itself. Anything
+    #: else means ``session``, with a warning.
+    recall_scope: Any = "session"
+    #: Tokens the prompt block may take, at most (0 turns the block off).
+    prompt_tokens: int = attrs.field(default=200, validator=_count)
+    #: Facts shown per block, at most.
+    prompt_limit: int = attrs.field(default=12, validator=positive_int)
+    #: Messages waiting to be read, at most; beyond that a gap is recorded and backfilled.
+    queue_size: int = attrs.field(default=1024, validator=positive_int)
+    #: Messages read per batch (one commit per batch).
+    batch_size: int = attrs.field(default=64, validator=positive_int)
+    #: Seconds a turn waits for the facts of the messages already saved (0: never waits).
+    settle_s: float = attrs.field(default=0.5, validator=_seconds)
+    #: Seconds between attempts to backfill a recorded gap.
+    backfill_retry_s: float = attrs.field(default=30.0, validator=_seconds)
+
+
+def scope_of(value: object, logger: Any = None) -> str:
+    """``value`` as a scope; an invalid one is ``session`` (the narrowest), with a warning."""
+    if value in SCOPES:
+        return str(value)
+    if logger is not None:
+        logger.warning("invalid recall_scope; using session", value=repr(value), valid=list(SCOPES))
+    return "session"
+
+
+__all__ = ["SCOPES", "UserRelationConfig", "scope_of"]
