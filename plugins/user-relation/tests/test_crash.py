@@ -23,19 +23,21 @@ async def main():
     plugin = UserRelation()
     config = {"plugins": {"memory-sqlite": {"path": sys.argv[1]}}}
     async with Host(config, [MemorySqlite(), plugin], discover=False) as host:
-        started = asyncio.Event()
-
         def extracting(*args, **kwargs):  # the extractor runs: the process dies in it
             print("extracting", flush=True)
             os.kill(os.getpid(), signal.SIGKILL)
 
         deriver_module.apply = extracting
         texts = ["I live in Paris.", "I moved to Berlin."]
-        for i, text in enumerate(texts):
-            message = Message(id=new_message_id(), role="user", content=text,
-                              timestamp=1_700_000_000_000 + i * 1000,
-                              metadata={"platform": "cli", "user_id": "ada"})
+        messages = [
+            Message(id=new_message_id(), role="user", content=text,
+                    timestamp=1_700_000_000_000 + i * 1000,
+                    metadata={"platform": "cli", "user_id": "ada"})
+            for i, text in enumerate(texts)
+        ]
+        for message in messages:  # both stored before the first is read
             await host.capability(memory).use.save_message("s", message)
+        for message in messages:
             await host.emit("memory_messages_saved", session_id="s", messages=[message])
         await asyncio.sleep(10)
     print("not killed", flush=True)
