@@ -168,6 +168,20 @@ _SKIP = re.compile(
 _NOT_LIKED = {"it", "that", "this", "them", "you", "the idea", "to", "him", "her", "so"}
 
 
+def _values(attribute: str, match: re.Match[str]) -> list[tuple[str, str]]:
+    """The (attribute, value) pairs one match states: "I joined Initech as a designer" is
+    an employer and a job."""
+    if attribute in ("employer", "job"):
+        value = clean(match.group("v"))
+        if attribute == "employer" and (split := re.split(r"\s+as\s+(?:an?\s+)?", value, 1))[1:]:
+            return [("employer", split[0]), ("job", clean(split[1]))]
+        if attribute == "job":
+            value = re.split(r"\s+(?:at|in|for)\s+", value, 1)[0]
+        return [(attribute, value)] if value else []
+    built = _value(attribute, match)
+    return [] if built is None else [built]
+
+
 def _value(attribute: str, match: re.Match[str]) -> tuple[str, str] | None:
     groups = match.groupdict()
     value = clean(groups.get("v") or "")
@@ -212,9 +226,9 @@ def extract_en(sentence: str) -> list[Draft]:
             span = found.span()
             if any(span[0] < end and start < span[1] for start, end in taken):
                 continue  # an earlier rule read these words already
-            built = _value(attribute, found)
-            if built is not None:
-                drafts.append(Draft(built[0], built[1]))
+            built = _values(attribute, found)
+            drafts += [Draft(name, value) for name, value in built if value]
+            if built:
                 taken.append(span)
     return drafts
 

@@ -96,6 +96,31 @@ def extract_zh(sentence: str) -> list[Draft]:
             if new and old and new != old:
                 return [Draft("*", new, corrects=old)]
     drafts: list[Draft] = []
+    for clause in _clauses(text):
+        drafts += _read(clause)
+    return drafts
+
+
+def _clauses(text: str) -> list[str]:
+    """The clauses of a sentence; "我住在上海，在腾讯工作" keeps its subject in the second,
+    and "我有一只猫，叫咪咪" stays one clause (the name is the cat's)."""
+    if "不是" in text:
+        return [text]
+    parts: list[str] = []
+    for part in (p.strip() for p in re.split(r"[，,]", text)):
+        if not part:
+            continue
+        if parts and part.startswith(("叫", "名叫", "名字叫")):
+            parts[-1] += "，" + part
+        else:
+            parts.append(part)
+    if len(parts) < 2 or not parts[0].startswith("我"):
+        return [text] if parts else []
+    return [parts[0], *(p if p.startswith("我") else "我" + p for p in parts[1:])]
+
+
+def _read(text: str) -> list[Draft]:
+    drafts: list[Draft] = []
     taken: list[tuple[int, int]] = []
     for attribute, pattern in RULES:
         for found in pattern.finditer(text):

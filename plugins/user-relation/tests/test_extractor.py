@@ -74,3 +74,16 @@ def test_two_statements_in_one_message() -> None:
 def test_corrections_name_the_words_they_correct() -> None:
     assert extract("Actually it's the 14th, not the 4th.") == [Draft("*", "14th", "the 4th")]
     assert extract("不是5月4日，是5月14日。") == [Draft("*", "5月14日", "5月4日")]
+
+
+def test_a_chinese_subject_carries_over_a_comma_but_a_pets_name_stays_the_pets() -> None:
+    assert extract("我住在上海，在腾讯工作。") == [Draft("city", "上海"), Draft("employer", "腾讯")]
+    assert extract("我有一只猫，叫咪咪。") == [Draft("pet", "猫 咪咪")]
+
+
+def test_joining_a_company_as_something_is_an_employer_and_a_job() -> None:
+    assert extract("I've just joined Initech as a product manager.") == [
+        Draft("employer", "Initech"),
+        Draft("job", "product manager"),
+    ]
+    assert extract("I work as a nurse at the city hospital.") == [Draft("job", "nurse")]
