@@ -173,10 +173,13 @@ def _values(attribute: str, match: re.Match[str]) -> list[tuple[str, str]]:
     an employer and a job."""
     if attribute in ("employer", "job"):
         value = clean(match.group("v"))
-        if attribute == "employer" and (split := re.split(r"\s+as\s+(?:an?\s+)?", value, 1))[1:]:
+        if (
+            attribute == "employer"
+            and (split := re.split(r"\s+as\s+(?:an?\s+)?", value, maxsplit=1))[1:]
+        ):
             return [("employer", split[0]), ("job", clean(split[1]))]
         if attribute == "job":
-            value = re.split(r"\s+(?:at|in|for)\s+", value, 1)[0]
+            value = re.split(r"\s+(?:at|in|for)\s+", value, maxsplit=1)[0]
         return [(attribute, value)] if value else []
     built = _value(attribute, match)
     return [] if built is None else [built]
