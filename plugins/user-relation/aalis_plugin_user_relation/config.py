@@ -43,6 +43,30 @@ class UserRelationConfig:
     settle_s: float = attrs.field(default=0.5, validator=_seconds)
     #: Seconds between attempts to backfill a recorded gap.
     backfill_retry_s: float = attrs.field(default=30.0, validator=_seconds)
+    #: ``offline`` | ``llm``: who reads the messages. ``llm`` asks the bound ``llm`` model,
+    #: one call per batch, and keeps the offline result when the call fails, is over budget
+    #: or no model is bound. Anything else means ``offline``, with a warning.
+    extractor: Any = "offline"
+    #: Model calls the ``llm`` extractor may make per hour; beyond, the offline rules read.
+    llm_calls_per_hour: int = attrs.field(default=120, validator=positive_int)
+    #: Characters of messages sent in one call, at most (a larger batch is read offline).
+    llm_max_chars: int = attrs.field(default=8000, validator=positive_int)
+    #: Seconds one model call may take before the offline result is used.
+    llm_timeout_s: float = attrs.field(default=30.0, validator=_seconds)
+
+
+EXTRACTORS = ("offline", "llm")
+
+
+def extractor_of(value: object, logger: Any = None) -> str:
+    """``value`` as an extractor name; an invalid one is ``offline``, with a warning."""
+    if value in EXTRACTORS:
+        return str(value)
+    if logger is not None:
+        logger.warning(
+            "invalid extractor; using offline", value=repr(value), valid=list(EXTRACTORS)
+        )
+    return "offline"
 
 
 def scope_of(value: object, logger: Any = None) -> str:
@@ -54,4 +78,4 @@ def scope_of(value: object, logger: Any = None) -> str:
     return "session"
 
 
-__all__ = ["SCOPES", "UserRelationConfig", "scope_of"]
+__all__ = ["EXTRACTORS", "SCOPES", "UserRelationConfig", "extractor_of", "scope_of"]

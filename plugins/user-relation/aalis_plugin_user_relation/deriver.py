@@ -28,8 +28,15 @@ from aalis_api_relation import Fact, PersonRef, Statement, consolidate, drop_sou
 from aalis_schema_message import Message
 
 from aalis_plugin_user_relation.config import UserRelationConfig
+from aalis_plugin_user_relation.drafts import Draft
 from aalis_plugin_user_relation.extractor import CONFIDENCE, EXTRACTOR, extract
+from aalis_plugin_user_relation.llm_extractor import CONFIDENCE as LLM_CONFIDENCE
+from aalis_plugin_user_relation.llm_extractor import EXTRACTOR as LLM_EXTRACTOR
+from aalis_plugin_user_relation.llm_extractor import LlmExtractor
 from aalis_plugin_user_relation.store import GAPS_NAMESPACE, FactStore
+
+#: message id -> what a model read in it (the offline extractor reads the rest)
+Labelled = dict[str, list[Draft]]
 
 
 def new_id() -> str:
@@ -49,13 +56,20 @@ def readable(message: Message) -> bool:
     )
 
 
-def statements(session_id: str, message: Message) -> list[Statement]:
-    """What the offline extractor reads in one message, as statements of its speaker."""
+def statements(
+    session_id: str, message: Message, drafts: list[Draft] | None = None
+) -> list[Statement]:
+    """What was read in one message, as statements of its speaker: ``drafts`` (a model's
+    reading) when given, else the offline extractor's."""
     person = person_of(message)
     if person is None or not isinstance(message.content, str) or message.timestamp is None:
         return []
     who = PersonRef(person.platform, person.user_id)
     text = " ".join(message.content.split())[:300]
+    extractor, confidence = (
+        (EXTRACTOR, CONFIDENCE) if drafts is None else (LLM_EXTRACTOR, LLM_CONFIDENCE)
+    )
+    read = extract(message.content) if drafts is None else drafts
     return [
         Statement(
             person=who,
@@ -65,19 +79,25 @@ def statements(session_id: str, message: Message) -> list[Statement]:
             at=message.timestamp,
             source=message.id,
             session_id=session_id,
-            extractor=EXTRACTOR,
-            confidence=CONFIDENCE,
+            extractor=extractor,
+            confidence=confidence,
             corrects=draft.corrects,
         )
-        for draft in extract(message.content)
+        for draft in read
     ]
 
 
-def apply(facts: dict[str, Fact], session_id: str, messages: Iterable[Message]) -> set[str]:
+def apply(
+    facts: dict[str, Fact],
+    session_id: str,
+    messages: Iterable[Message],
+    labelled: Labelled | None = None,
+) -> set[str]:
     """Consolidate ``messages`` into ``facts`` (in place); returns the ids changed."""
     changed: set[str] = set()
     for message in messages:
-        for statement in statements(session_id, message):
+        drafts = (labelled or {}).get(message.id or "")
+        for statement in statements(session_id, message, drafts):
             mine = [f for f in facts.values() if f.person == statement.person]
             for fact in consolidate(mine, statement, new_id):
                 facts[fact.id] = fact
@@ -88,8 +108,16 @@ def apply(facts: dict[str, Fact], session_id: str, messages: Iterable[Message]) 
 class Deriver:
     """Owns the queue, the pending messages, the gaps and the progress marks."""
 
-    def __init__(self, *, store: FactStore, config: UserRelationConfig, logger: Any) -> None:
+    def __init__(
+        self,
+        *,
+        store: FactStore,
+        config: UserRelationConfig,
+        logger: Any,
+        llm: LlmExtractor | None = None,
+    ) -> None:
         self.store = store
+        self.llm = llm
         self._config = config
         self._logger = logger
         self.lock = asyncio.Lock()
@@ -275,18 +303,30 @@ class Deriver:
         for sid, message in items:
             by_session.setdefault(sid, []).append(message)
         try:
+            labelled = await self.read_with_model([m for _, m in items])
             async with self.lock:
-                await self.derive(by_session)
+                await self.derive(by_session, labelled=labelled)
         except Exception as exc:
             for sid, messages in by_session.items():
                 stamps = [m.timestamp for m in messages if m.timestamp is not None]
                 await self.record_gap(sid, stamps, f"reading failed: {type(exc).__name__}: {exc}")
+
+    async def read_with_model(self, messages: Sequence[Message]) -> Labelled:
+        """One model call for the batch (outside the lock: a slow model never holds up a
+        deletion); ``{}`` when there is no model or it failed (the offline rules read)."""
+        if self.llm is None or not messages:
+            return {}
+        drafts = await self.llm.extract(messages)
+        if drafts is None:
+            return {}
+        return {m.id: d for m, d in zip(messages, drafts, strict=True) if m.id}
 
     async def derive(
         self,
         by_session: dict[str, list[Message]],
         *,
         drop: Iterable[str] = (),
+        labelled: Labelled | None = None,
     ) -> int:
         """Drop the message ids ``drop`` from every fact, then consolidate ``by_session``;
         ONE commit. Returns the facts written. The caller holds ``lock``."""
@@ -305,7 +345,7 @@ class Deriver:
         progress: dict[str, int] = {}
         for sid, messages in by_session.items():
             ordered = sorted(messages, key=lambda m: (m.timestamp or 0, m.id or ""))
-            changed |= apply(facts, sid, ordered)
+            changed |= apply(facts, sid, ordered, labelled)
             self.read += len(ordered)
             stamps = [m.timestamp for m in ordered if m.timestamp is not None]
             if stamps and max(stamps) > self._progress.get(sid, -1):
@@ -345,8 +385,9 @@ class Deriver:
             self._busy += 1
             try:
                 messages = [m for m in await self.read_span(sid, gap[0], gap[1]) if readable(m)]
+                labelled = await self.read_with_model(messages)
                 async with self.lock:
-                    await self.derive({sid: messages})
+                    await self.derive({sid: messages}, labelled=labelled)
                     self._progress[sid] = max(self._progress.get(sid, -1), gap[1])
                     await self.store.save_progress({sid: self._progress[sid]})
                 await self._drop_gap(sid, gap)
@@ -386,10 +427,11 @@ class Deriver:
                 now.append(message)
         if not now or not self.store.present:
             return 0
+        fresh = [m for m in now if readable(m)]
+        labelled = await self.read_with_model(fresh)
         async with self.lock:
             return await self.derive(
-                {session_id: [m for m in now if readable(m)]},
-                drop=[m.id for m in now if m.id],
+                {session_id: fresh}, drop=[m.id for m in now if m.id], labelled=labelled
             )
 
     def forget_person(self, person: Person) -> None:

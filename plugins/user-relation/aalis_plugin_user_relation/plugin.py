@@ -12,6 +12,7 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from aalis_api_llm import llm
 from aalis_api_memory import (
     ClearRequest,
     ClearType,
@@ -30,8 +31,9 @@ from aalis_schema_message import Message
 
 from aalis_core.markers import hookimpl
 from aalis_core.plugin import Plugin
-from aalis_plugin_user_relation.config import UserRelationConfig
+from aalis_plugin_user_relation.config import UserRelationConfig, extractor_of
 from aalis_plugin_user_relation.deriver import Deriver
+from aalis_plugin_user_relation.llm_extractor import LlmExtractor
 from aalis_plugin_user_relation.prompt import block_text
 from aalis_plugin_user_relation.service import FactService
 from aalis_plugin_user_relation.store import FACTS_NAMESPACE, GAPS_NAMESPACE, FactStore
@@ -44,7 +46,7 @@ RELATION_CLEAR_TYPE = "relation"
 
 class UserRelation(Plugin):
     name = "user-relation"
-    uses: ClassVar[dict[str, Any]] = {"memory": memory}
+    uses: ClassVar[dict[str, Any]] = {"memory": memory, "llm": llm}
     provides = (relation,)
     Config: ClassVar[type[UserRelationConfig]] = UserRelationConfig
 
@@ -60,7 +62,16 @@ class UserRelation(Plugin):
         if isinstance(ctx.config, UserRelationConfig):
             self.config = ctx.config
         self.store = FactStore(ctx.caps.memory, ctx.logger)
-        self.deriver = Deriver(store=self.store, config=self.config, logger=ctx.logger)
+        model = None
+        if extractor_of(self.config.extractor, ctx.logger) == "llm":
+            model = LlmExtractor(
+                ctx.caps.llm,
+                timeout_s=self.config.llm_timeout_s,
+                calls_per_hour=self.config.llm_calls_per_hour,
+                max_chars=self.config.llm_max_chars,
+                logger=ctx.logger,
+            )
+        self.deriver = Deriver(store=self.store, config=self.config, logger=ctx.logger, llm=model)
         self.service = FactService(
             store=self.store, deriver=self.deriver, config=self.config, logger=ctx.logger
         )
