@@ -10,6 +10,11 @@ facts off the hot path. Then, per expected ``(person, attribute, value)``:
   single-valued attribute: it is the only current one);
 * **stale**: a value the conversation replaced is still current (it would be presented).
 
+The model path (``extractor = "llm"``) runs too, against a scripted OpenAI-compatible server
+on loopback through the real llm-openai plugin. The script answers by running the offline
+rules on each numbered line, so this measures the *plumbing* (one call per batch, the JSON
+contract, labels, consolidation of a model's reading), not a model.
+
 Beside the quality: what a turn pays for the fact layer (``memory_messages_saved`` handed
 to the plugin: only a queue put) next to a save into SQLite, the offline extractor's cost
 per message, and how many messages per second the deriver reads through the real store.
@@ -20,9 +25,14 @@ Run: ``.venv/bin/python benchmarks/facts_quality.py [--quick]``.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import json
 import statistics
 import sys
+import threading
 import time
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -37,19 +47,73 @@ CURRENT_TARGET = 0.90
 STALE_TARGET = 0.02
 
 
-def _host(db: Path, config: dict[str, Any] | None = None) -> tuple[Any, Any]:
+def _host(
+    db: Path, config: dict[str, Any] | None = None, model_url: str | None = None
+) -> tuple[Any, Any]:
     from aalis_plugin_memory_sqlite.plugin import MemorySqlite
     from aalis_plugin_user_relation.plugin import UserRelation
 
     from aalis_core import Host
 
     plugin = UserRelation()
-    host = Host(
-        {"plugins": {"memory-sqlite": {"path": str(db)}, "user-relation": config or {}}},
-        [MemorySqlite(), plugin],
-        discover=False,
-    )
-    return host, plugin
+    plugins: list[Any] = [MemorySqlite(), plugin]
+    tables: dict[str, Any] = {"memory-sqlite": {"path": str(db)}, "user-relation": config or {}}
+    if model_url is not None:
+        from aalis_plugin_llm_openai.plugin import LlmOpenai
+
+        plugins.insert(1, LlmOpenai())
+        tables["llm-openai"] = {"base_url": model_url, "model": "scripted", "api_key": "x"}
+    return Host({"plugins": tables}, plugins, discover=False), plugin
+
+
+@contextlib.contextmanager
+def scripted_model() -> Iterator[tuple[str, list[int]]]:
+    """An OpenAI-compatible server that answers the extraction prompt by running the offline
+    rules on each numbered line; yields its URL and the batch sizes it was asked."""
+    from aalis_plugin_user_relation.extractor import extract
+
+    batches: list[int] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+        def do_POST(self) -> None:
+            body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", "0"))))
+            lines = body["messages"][-1]["content"].splitlines()
+            batches.append(len(lines))
+            facts = []
+            for line in lines:
+                index, _, text = line.partition("] ")
+                for draft in extract(text):
+                    facts.append(
+                        {
+                            "message": int(index.lstrip("[")),
+                            "attribute": draft.attribute,
+                            "value": draft.value,
+                            "corrects": draft.corrects,
+                        }
+                    )
+            content = json.dumps({"facts": facts}, ensure_ascii=False)
+            payload = json.dumps(
+                {"choices": [{"message": {"role": "assistant", "content": content}}]}
+            ).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(payload)))
+            self.end_headers()
+            self.wfile.write(payload)
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    httpd.daemon_threads = True
+    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.02})
+    thread.daemon = True
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{httpd.server_address[1]}/v1", batches
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
 
 
 def _message(speaker: str, text: str, ts: int) -> Any:
@@ -60,11 +124,15 @@ def _message(speaker: str, text: str, ts: int) -> Any:
     return Message(id=new_message_id(), role=role, content=text, timestamp=ts, metadata=metadata)
 
 
-async def quality(workdir: Path) -> dict[str, Any]:
+async def quality(workdir: Path, model_url: str | None = None) -> dict[str, Any]:
     from aalis_api_memory import memory
     from aalis_api_relation import PersonRef, is_single_valued
 
-    host, plugin = _host(workdir / "quality.db")
+    name = "offline" if model_url is None else "llm"
+    config = None if model_url is None else {"extractor": "llm"}
+    host, plugin = _host(workdir / f"quality-{name}.db", config, model_url)
+    labels: set[str] = set()
+    started = time.perf_counter()
     checks: list[dict[str, Any]] = []
     async with host:
         mem = host.capability(memory).use
@@ -77,10 +145,12 @@ async def quality(workdir: Path) -> dict[str, Any]:
                 await mem.save_message(sid, message)
                 await host.emit("memory_messages_saved", session_id=sid, messages=[message])
         deriver, service = plugin.active()
-        assert await deriver.settle(30.0)
+        assert await deriver.settle(60.0)
+        elapsed = time.perf_counter() - started
         for conversation in CONVERSATIONS:
             for speaker, expected in conversation["expect"].items():
                 facts = await service.facts(PersonRef("bench", speaker))
+                labels |= {f.extractor for f in facts}
                 stale = conversation["stale"].get(speaker, {})
                 for attribute, want in expected.items():
                     current = [f.value for f in facts if f.attribute == attribute]
@@ -102,7 +172,7 @@ async def quality(workdir: Path) -> dict[str, Any]:
                             "stale": presented_stale,
                         }
                     )
-    return {"checks": checks}
+    return {"checks": checks, "labels": sorted(labels), "seconds": elapsed}
 
 
 async def cost(workdir: Path, messages: int) -> dict[str, Any]:
@@ -164,7 +234,43 @@ async def main(args: argparse.Namespace) -> None:
     )
     with scratch_dir("facts-quality") as workdir:
         found = await quality(workdir)
+        with scripted_model() as (url, batches):
+            by_model = await quality(workdir, url)
         figures = await cost(workdir, 100 if args.quick else 1000)
+    messages = sum(len(c["turns"]) for c in CONVERSATIONS)
+    model_checks = by_model["checks"]
+    model_right = sum(c["right"] for c in model_checks) / len(model_checks)
+    model_stale = sum(c["stale"] for c in model_checks) / len(model_checks)
+    report.row(
+        kind="model-plumbing",
+        facts=len(model_checks),
+        current_right=round(model_right, 3),
+        stale=round(model_stale, 3),
+        calls=len(batches),
+        messages_per_call=round(statistics.mean(batches), 2) if batches else None,
+        labels=by_model["labels"],
+        seconds=round(by_model["seconds"], 3),
+    )
+    print_table(
+        "model path (scripted loopback server: plumbing, not a model)",
+        ["facts", "current right", "stale", "calls", "msgs/call", "labels"],
+        [
+            [
+                len(model_checks),
+                round(model_right, 3),
+                round(model_stale, 3),
+                len(batches),
+                round(statistics.mean(batches), 2) if batches else "-",
+                ",".join(by_model["labels"]),
+            ]
+        ],
+    )
+    report.target(
+        "model path: fewer calls than messages",
+        f"< {messages} calls",
+        len(batches),
+        len(batches) < messages,
+    )
     checks = found["checks"]
     rows = []
     for subset, chosen in (
@@ -232,7 +338,6 @@ async def main(args: argparse.Namespace) -> None:
         figures["derived_messages_per_s"],
         figures["derived_messages_per_s"] >= 50,
     )
-    report.note("model extractor (llm capability, one call per batch): not built yet, not measured")
     report.finish()
 
 

@@ -19,7 +19,7 @@ from typing import Any
 
 from aalis_schema_message import Message
 
-from aalis_plugin_user_relation.drafts import Draft, clean
+from aalis_plugin_user_relation.drafts import Draft
 
 EXTRACTOR = "llm"
 CONFIDENCE = 0.8
@@ -59,9 +59,11 @@ def parse(content: str, count: int) -> list[list[Draft]] | None:
             return None
         if corrects is not None and not isinstance(corrects, str):
             return None
-        attribute, value = " ".join(attribute.lower().split())[:40], clean(value)
+        # The model's value as it wrote it ("Mia (sister)"): only whitespace is normalised.
+        attribute, value = " ".join(attribute.lower().split())[:40], " ".join(value.split())
         if attribute and value:
-            drafts[index].append(Draft(attribute, value, clean(corrects) if corrects else None))
+            old = " ".join(corrects.split()) if corrects else None
+            drafts[index].append(Draft(attribute, value[:200], old or None))
     return drafts
 
 

@@ -151,6 +151,12 @@ async def test_over_budget_the_offline_rules_read(tmp_path: Path, script: Script
 
 def test_the_answer_must_be_the_json_asked_for() -> None:
     assert parse('```json\n{"facts": []}\n```', 1) == [[]]
+    found = parse(
+        '{"facts": [{"message": 0, "attribute": "Family", "value": " Mia  (sister)"}]}', 1
+    )
+    assert found is not None
+    assert found[0][0].attribute == "family"
+    assert found[0][0].value == "Mia (sister)"  # a closing bracket is part of the value
     assert parse('{"facts": [{"message": 3, "attribute": "city", "value": "x"}]}', 2) is None
     assert parse('{"facts": [{"message": 0, "attribute": 1, "value": "x"}]}', 1) is None
     assert parse("[]", 1) is None
