@@ -89,6 +89,11 @@ NEEDS: dict[str, list[str]] = {
     "compression_cost": ["aalis_plugin_memory_summary", "aalis_plugin_memory_sqlite"],
     "recall_quality": ["aalis_plugin_memory_vector", "aalis_plugin_memory_inmemory"],
     "recall_speed": ["aalis_plugin_vectorstore_sqlite", "numpy"],
+    "facts_quality": [
+        "aalis_plugin_user_relation",
+        "aalis_plugin_memory_sqlite",
+        "aalis_plugin_llm_openai",
+    ],
 }
 
 
@@ -236,3 +241,12 @@ def test_the_summary_floor_sits_below_every_summary_of_the_data(run_benchmark: A
     assert report["ratios"]["extractive_below_floor"] == 0
     assert report["ratios"]["facts_below_floor"] == 0
     assert all(target["met"] for target in report["targets"])
+
+
+def test_facts_quality_measures_both_extractors(run_benchmark: Any) -> None:
+    report = run_benchmark("facts_quality")
+    kinds = {row["kind"] for row in report["results"]}
+    assert {"quality", "model-plumbing", "cost"} <= kinds
+    (model,) = [row for row in report["results"] if row["kind"] == "model-plumbing"]
+    assert model["labels"] == ["llm"]
+    assert model["calls"] >= 1
