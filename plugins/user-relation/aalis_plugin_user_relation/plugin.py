@@ -32,14 +32,12 @@ from aalis_schema_message import Message
 from aalis_core.markers import hookimpl
 from aalis_core.plugin import Plugin
 from aalis_plugin_user_relation.config import UserRelationConfig, extractor_of
-from aalis_plugin_user_relation.deriver import Deriver
-from aalis_plugin_user_relation.llm_extractor import LlmExtractor
-from aalis_plugin_user_relation.prompt import block_text
-from aalis_plugin_user_relation.service import FactService
-from aalis_plugin_user_relation.store import FACTS_NAMESPACE, GAPS_NAMESPACE, FactStore
 
 if TYPE_CHECKING:
     from aalis_core.context import PluginContext
+    from aalis_plugin_user_relation.deriver import Deriver
+    from aalis_plugin_user_relation.service import FactService
+    from aalis_plugin_user_relation.store import FactStore
 
 RELATION_CLEAR_TYPE = "relation"
 
@@ -58,6 +56,13 @@ class UserRelation(Plugin):
         self.config = UserRelationConfig()
 
     async def start(self, ctx: PluginContext) -> None:
+        # Imported here, not at module level: every `aalis` command imports each plugin's
+        # entry point, and the extractor's rules take tens of milliseconds to compile.
+        from aalis_plugin_user_relation.deriver import Deriver
+        from aalis_plugin_user_relation.llm_extractor import LlmExtractor
+        from aalis_plugin_user_relation.service import FactService
+        from aalis_plugin_user_relation.store import FactStore
+
         self._ctx = ctx
         if isinstance(ctx.config, UserRelationConfig):
             self.config = ctx.config
@@ -141,6 +146,8 @@ class UserRelation(Plugin):
         await call_next()
 
     async def _clear_all(self, request: ClearRequest) -> None:
+        from aalis_plugin_user_relation.store import FACTS_NAMESPACE, GAPS_NAMESPACE
+
         assert self.deriver is not None
         assert self.store is not None
         assert self._ctx is not None
@@ -207,6 +214,8 @@ class UserRelation(Plugin):
             limit=self.config.prompt_limit,
             persons=sorted(persons),
         )
+        from aalis_plugin_user_relation.prompt import block_text
+
         text = block_text(facts, self.config.prompt_tokens)
         return [] if text is None else [PromptBlock(content=text)]
 
