@@ -39,7 +39,8 @@ class UserRelationConfig:
     queue_size: int = attrs.field(default=1024, validator=positive_int)
     #: Messages read per batch (one commit per batch).
     batch_size: int = attrs.field(default=64, validator=positive_int)
-    #: Seconds a turn waits for the facts of the messages already saved (0: never waits).
+    #: Seconds a turn waits for the facts of its session's messages already saved (never for
+    #: other sessions' or a backfill's work; 0: never waits).
     settle_s: float = attrs.field(default=0.5, validator=_seconds)
     #: Seconds between attempts to backfill a recorded gap.
     backfill_retry_s: float = attrs.field(default=30.0, validator=_seconds)

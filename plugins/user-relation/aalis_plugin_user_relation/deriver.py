@@ -129,6 +129,9 @@ class Deriver:
         self._busy = 0
         self._idle = asyncio.Event()
         self._idle.set()
+        #: Sessions of the batch being read, and an event set after every batch.
+        self._reading: set[str] = set()
+        self._stepped = asyncio.Event()
         self._worker: asyncio.Task[None] | None = None
         self._last_backfill = 0.0
         #: Counters for ``aalis facts status`` and the benchmark.
@@ -192,6 +195,26 @@ class Deriver:
             return not (self._queue.qsize() or self._busy)
         try:
             await asyncio.wait_for(self.settle_forever(), limit_s)
+        except TimeoutError:
+            return False
+        return True
+
+    def _waiting_for(self, session_id: str) -> bool:
+        return session_id in self._reading or any(
+            sid == session_id for sid, _ in self._pending.values()
+        )
+
+    async def settle_session(self, session_id: str, limit_s: float) -> bool:
+        """Wait (at most ``limit_s``) until the messages of ``session_id`` already handed over
+        are read — not the rest of the queue, not a backfill: a turn never waits for other
+        sessions' work. True if they were."""
+        if limit_s <= 0:
+            return not self._waiting_for(session_id)
+        try:
+            async with asyncio.timeout(limit_s):
+                while self._waiting_for(session_id):
+                    self._stepped.clear()
+                    await self._stepped.wait()
         except TimeoutError:
             return False
         return True
@@ -302,6 +325,7 @@ class Deriver:
         by_session: dict[str, list[Message]] = {}
         for sid, message in items:
             by_session.setdefault(sid, []).append(message)
+        self._reading = set(by_session)
         try:
             labelled = await self.read_with_model([m for _, m in items])
             async with self.lock:
@@ -310,6 +334,9 @@ class Deriver:
             for sid, messages in by_session.items():
                 stamps = [m.timestamp for m in messages if m.timestamp is not None]
                 await self.record_gap(sid, stamps, f"reading failed: {type(exc).__name__}: {exc}")
+        finally:
+            self._reading = set()
+            self._stepped.set()
 
     async def read_with_model(self, messages: Sequence[Message]) -> Labelled:
         """One model call for the batch (outside the lock: a slow model never holds up a
@@ -406,6 +433,7 @@ class Deriver:
         wanted = [i for i in ids if isinstance(i, str) and i]
         for message_id in wanted:
             self._pending.pop(message_id, None)
+        self._stepped.set()
         if not wanted or not self.store.present:
             return 0
         async with self.lock:

@@ -202,7 +202,7 @@ class UserRelation(Plugin):
             return []
         if self.store is None or not self.store.present:
             return []
-        await self.deriver.settle(self.config.settle_s)
+        await self.deriver.settle_session(request.session_id, self.config.settle_s)
         persons = {
             PersonRef(p.platform, p.user_id)
             for m in request.history

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import Any
 
 import pytest
 from aalis_api_memory import forget_person, run_clear
@@ -172,3 +173,27 @@ async def test_a_full_queue_records_a_gap_that_is_backfilled(world: World) -> No
         await asyncio.sleep(0.05)
     assert len(await world.values(attribute="likes")) == 5
     assert await world.memory.list_metadata(GAPS_NAMESPACE) == []
+
+
+@pytest.mark.parametrize("world", [{"settle_s": 5.0}], indirect=True)
+async def test_a_turn_never_waits_for_another_sessions_reading(world: World) -> None:
+    await world.say("s", "I live in Paris.")
+    deriver = world.plugin.active()[0]
+    gate = asyncio.Event()
+    derive = deriver.derive
+
+    async def slow(by_session: Any, **kwargs: Any) -> int:
+        if "busy" in by_session:
+            await gate.wait()
+        return await derive(by_session, **kwargs)
+
+    deriver.derive = slow  # type: ignore[method-assign]
+    message = said("I like jazz.", world.clock + 10)
+    await world.memory.save_message("busy", message)
+    await world.host.emit("memory_messages_saved", session_id="busy", messages=[message])
+    started = asyncio.get_running_loop().time()
+    block = await world.block("s", "where do I live?")
+    assert asyncio.get_running_loop().time() - started < 1.0
+    assert "city: Paris" in block
+    gate.set()
+    assert await deriver.settle(5.0)
