@@ -4,6 +4,7 @@ middle of a conversation; the prompt block of a later question carries the new c
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -58,3 +59,39 @@ def test_a_move_mid_conversation_reaches_the_prompt_and_the_history(tmp_path: Pa
     missing = aalis(tmp_path, "facts", "show", "no-such-fact")
     assert missing.returncode == 1
     assert "no fact has the id 'no-such-fact'" in missing.stderr
+
+
+def test_aalis_facts_edit_retract_forget_and_bad_input(tmp_path: Path) -> None:
+    (tmp_path / "s.txt").write_text(
+        "I live in Paris.\nI'm allergic to peanuts.\n", encoding="utf-8"
+    )
+    assert aalis(tmp_path, "chat", "--script", "s.txt").returncode == 0
+    listed = aalis(tmp_path, "facts", "list", "--json")
+    facts = [json.loads(line) for line in listed.stdout.splitlines()]
+    (paris,) = [f for f in facts if f["value"] == "Paris"]
+    person = paris["person"]
+
+    edited = aalis(tmp_path, "facts", "edit", paris["id"], "Lyon")
+    assert edited.returncode == 0, edited.stderr
+    assert "city: Lyon  [current; user;" in edited.stdout
+    current = aalis(tmp_path, "facts", "list", "--current").stdout
+    assert "city: Lyon" in current
+    assert "city: Paris" not in current
+    lyon_id = next(line.split()[0] for line in current.splitlines() if "city: Lyon" in line)
+
+    assert aalis(tmp_path, "facts", "retract", lyon_id).returncode == 0
+    assert "city: Paris" in aalis(tmp_path, "facts", "list", "--current").stdout
+
+    bad = aalis(tmp_path, "facts", "list", "--person", "nocolon")
+    assert bad.returncode == 2
+    assert "PLATFORM:USER_ID" in bad.stderr
+    empty = aalis(tmp_path, "facts", "edit", paris["id"], " ")
+    assert empty.returncode == 2
+    gone = aalis(tmp_path, "facts", "retract", "no-such-fact")
+    assert gone.returncode == 1
+    assert "no fact has the id" in gone.stderr
+
+    forgot = aalis(tmp_path, "facts", "forget", person, "--yes")
+    assert forgot.returncode == 0, forgot.stderr
+    assert forgot.stdout.strip() == f"2 facts about {person} erased"  # Paris, peanuts
+    assert aalis(tmp_path, "facts", "list").stdout == ""
