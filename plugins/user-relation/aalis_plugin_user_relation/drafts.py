@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 import attrs
 
@@ -39,4 +40,29 @@ def clean(value: str) -> str:
     return " ".join(words[:6])
 
 
-__all__ = ["Draft", "clean"]
+class LazyPattern:
+    """A regular expression compiled on first use: the extractor has dozens, and a command
+    that never reads a message (``aalis plugins``) should not pay for compiling them."""
+
+    def __init__(self, pattern: str, flags: int = 0) -> None:
+        self._pattern = pattern
+        self._flags = flags
+        self._compiled: re.Pattern[str] | None = None
+
+    def _get(self) -> re.Pattern[str]:
+        if self._compiled is None:
+            self._compiled = re.compile(self._pattern, self._flags)
+        return self._compiled
+
+    def search(self, text: str) -> re.Match[str] | None:
+        return self._get().search(text)
+
+    def finditer(self, text: str) -> Iterator[re.Match[str]]:
+        return self._get().finditer(text)
+
+
+def lazy(pattern: str, flags: int = 0) -> LazyPattern:
+    return LazyPattern(pattern, flags)
+
+
+__all__ = ["Draft", "LazyPattern", "clean", "lazy"]

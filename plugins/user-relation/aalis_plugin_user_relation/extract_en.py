@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from aalis_plugin_user_relation.drafts import Draft, clean
+from aalis_plugin_user_relation.drafts import Draft, LazyPattern, clean, lazy
 
 #: A value runs to the end of the clause.
 _V = r"(?P<v>(?:(?!\s+(?:and|but|so|because)\s+(?:I|my|I'm)\b)[^,.;!?])+)"
@@ -34,26 +34,26 @@ _DIETS = r"vegetarian|vegan|pescatarian|pescetarian"
 _HEALTH = r"diabetes|diabetic|asthma|celiac disease|coeliac disease|high blood pressure|epilepsy"
 
 #: (attribute, pattern, how the value is built from the match)
-RULES: list[tuple[str, re.Pattern[str]]] = [
-    ("name", re.compile(r"(?i:\bmy name is|\bcall me|\bI'm called|\bI am called)\s+" + _CAP)),
+RULES: list[tuple[str, LazyPattern]] = [
+    ("name", lazy(r"(?i:\bmy name is|\bcall me|\bI'm called|\bI am called)\s+" + _CAP)),
     (
         "city",
-        re.compile(
+        lazy(
             _I + r"(?i:(?:'ve| have)?\s+(?:just |recently |now |finally |since )?"
             r"(?:moved|relocated)\s+(?:back\s+)?to)\s+" + _CAP
         ),
     ),
     (
         "city",
-        re.compile(
+        lazy(
             _I + r"(?i:(?:'m| am)?\s+(?:now |currently |still |actually )?"
             r"(?:live|living|based|settled)\s+in)\s+" + _CAP
         ),
     ),
-    ("city", re.compile(r"(?i:\bmy (?:new )?(?:home|apartment|flat) is in)\s+" + _CAP)),
+    ("city", lazy(r"(?i:\bmy (?:new )?(?:home|apartment|flat) is in)\s+" + _CAP)),
     (
         "employer",
-        re.compile(
+        lazy(
             _I + r"(?i:(?:\s+now|\s+currently|\s+still)?\s+work\s+(?:at|for)|"
             r"(?:'ve| have)?\s+(?:just\s+)?(?:joined|started at)|"
             r"(?:'m| am)\s+(?:now\s+)?employed\s+(?:at|by))\s+" + _V
@@ -61,18 +61,16 @@ RULES: list[tuple[str, re.Pattern[str]]] = [
     ),
     (
         "job",
-        re.compile(
-            _I + r"(?i:\s+work\s+as|(?:'m| am)\s+(?:now\s+)?working\s+as)\s+(?:an?\s+)?" + _V
-        ),
+        lazy(_I + r"(?i:\s+work\s+as|(?:'m| am)\s+(?:now\s+)?working\s+as)\s+(?:an?\s+)?" + _V),
     ),
-    ("job", re.compile(r"(?i:\bmy (?:job|profession) is)\s+(?:an?\s+)?" + _V)),
+    ("job", lazy(r"(?i:\bmy (?:job|profession) is)\s+(?:an?\s+)?" + _V)),
     (
         "job",
-        re.compile(_I + r"(?i:(?:'m| am)\s+(?:now\s+)?an?\s+)(?P<v>" + _JOBS + r")\b", re.I),
+        lazy(_I + r"(?i:(?:'m| am)\s+(?:now\s+)?an?\s+)(?P<v>" + _JOBS + r")\b", re.I),
     ),
     (
         "diet",
-        re.compile(
+        lazy(
             _I + r"(?i:(?:'m| am)\s+(?:now\s+|a\s+|strictly\s+)*|\s+(?:went|became|turned)\s+|"
             r"(?:'ve| have)\s+(?:gone|become)\s+)(?P<v>" + _DIETS + r")",
             re.I,
@@ -80,88 +78,84 @@ RULES: list[tuple[str, re.Pattern[str]]] = [
     ),
     (
         "allergy",
-        re.compile(
-            _I + r"(?i:(?:'m| am)\s+(?:severely |very |mildly |also )?allergic\s+to)\s+" + _V
-        ),
+        lazy(_I + r"(?i:(?:'m| am)\s+(?:severely |very |mildly |also )?allergic\s+to)\s+" + _V),
     ),
-    ("allergy", re.compile(_I + r"(?i:\s+have\s+an?\s+)(?P<v>[\w-]+)(?i:\s+allergy)")),
-    ("health", re.compile(_I + r"(?i:(?:'m| am)\s+)(?P<v>lactose intolerant)", re.I)),
-    ("health", re.compile(_I + r"(?i:\s+have\s+|(?:'m| am)\s+)(?P<v>" + _HEALTH + r")", re.I)),
+    ("allergy", lazy(_I + r"(?i:\s+have\s+an?\s+)(?P<v>[\w-]+)(?i:\s+allergy)")),
+    ("health", lazy(_I + r"(?i:(?:'m| am)\s+)(?P<v>lactose intolerant)", re.I)),
+    ("health", lazy(_I + r"(?i:\s+have\s+|(?:'m| am)\s+)(?P<v>" + _HEALTH + r")", re.I)),
     (
         "health",
-        re.compile(_I + r"(?i:\s+(?:can't|cannot|can not|don't|do not|must not)\s+eat)\s+" + _V),
+        lazy(_I + r"(?i:\s+(?:can't|cannot|can not|don't|do not|must not)\s+eat)\s+" + _V),
     ),
     (
         "partner",
-        re.compile(r"(?i:\bmy\s+)(?P<rel>(?i:" + _PARTNERS + r"))" + _NAMED + _CAP),
+        lazy(r"(?i:\bmy\s+)(?P<rel>(?i:" + _PARTNERS + r"))" + _NAMED + _CAP),
     ),
     (
         "family",
-        re.compile(r"(?i:\bmy\s+)(?P<rel>(?i:" + _RELATIVES + r"))" + _NAMED + _CAP),
+        lazy(r"(?i:\bmy\s+)(?P<rel>(?i:" + _RELATIVES + r"))" + _NAMED + _CAP),
     ),
     (
         "pet",
-        re.compile(
+        lazy(
             r"(?i:\bI\s+have\s+an?|\bI(?:'ve| have)\s+got\s+an?|\bI\s+(?:just\s+)?adopted\s+an?|"
             r"\bmy)\s+(?P<rel>(?i:" + _PETS + r"))(?:" + _NAMED + r"(?P<v>[A-Z][\w'-]*))?"
         ),
     ),
     (
         "email",
-        re.compile(
-            r"(?i:\bmy (?:new )?e-?mail(?: address)? is)\s+(?P<v>[\w.+-]+@[\w-]+\.[\w.-]*\w)"
-        ),
+        lazy(r"(?i:\bmy (?:new )?e-?mail(?: address)? is)\s+(?P<v>[\w.+-]+@[\w-]+\.[\w.-]*\w)"),
     ),
     (
         "phone",
-        re.compile(
+        lazy(
             r"(?i:\bmy (?:new )?(?:phone|mobile|cell)(?: number)? is)\s+(?P<v>\+?\d[\d ()-]{4,}\d)"
         ),
     ),
-    ("birthday", re.compile(r"(?i:\bmy birthday is(?: on)?|\bI was born on)\s+" + _V)),
+    ("birthday", lazy(r"(?i:\bmy birthday is(?: on)?|\bI was born on)\s+" + _V)),
     (
         "date",
-        re.compile(
+        lazy(
             r"(?i:\bmy\s+)(?P<rel>(?i:anniversary|wedding|exam|interview|surgery|appointment|"
             r"due date))(?i:\s+is(?:\s+on)?)\s+" + _V
         ),
     ),
-    ("favourite", re.compile(r"(?i:\bmy favou?rite\s+)(?P<rel>\w+)(?i:\s+is)\s+" + _V)),
+    ("favourite", lazy(r"(?i:\bmy favou?rite\s+)(?P<rel>\w+)(?i:\s+is)\s+" + _V)),
     (
         "dislikes",
-        re.compile(
+        lazy(
             _I + r"(?i:\s+(?:really\s+)?(?:hate|dislike|detest|can't stand|don't (?:really )?"
             r"(?:like|enjoy)|do not like|no longer like))\s+" + _V
         ),
     ),
     (
         "likes",
-        re.compile(
+        lazy(
             _I + r"(?i:\s+(?:really\s+|absolutely\s+|also\s+|now\s+)?"
             r"(?:love|like|enjoy|adore|prefer))\s+" + _V
         ),
     ),
     (
         "plan",
-        re.compile(
+        lazy(
             _I + r"(?i:(?:'m| am)\s+(?:planning|hoping|intending)\s+to|\s+plan\s+to|"
             r"(?:'m| am)\s+thinking\s+of)\s+" + _V
         ),
     ),
-    ("plan", re.compile(_I + r"(?i:(?:'m| am)\s+(?:moving)\s+to)\s+(?P<v>[^,.;!?]+)")),
+    ("plan", lazy(_I + r"(?i:(?:'m| am)\s+(?:moving)\s+to)\s+(?P<v>[^,.;!?]+)")),
 ]
 
 _CORRECTIONS = [
     # "actually it's the 14th, not the 4th"
-    re.compile(
+    lazy(
         r"(?i:\b(?:actually|sorry|correction|no)\b[,:]?\s+(?:it'?s|it is|that'?s|that is|"
         r"I meant|I mean)?\s*)(?P<new>[^,.;!?]+?),?\s+(?i:not)\s+(?P<old>[^,.;!?]+)"
     ),
     # "not the 4th but the 14th"
-    re.compile(r"(?i:\bnot)\s+(?P<old>[^,.;!?]+?),?\s+(?i:but)\s+(?P<new>[^,.;!?]+)"),
+    lazy(r"(?i:\bnot)\s+(?P<old>[^,.;!?]+?),?\s+(?i:but)\s+(?P<new>[^,.;!?]+)"),
 ]
 
-_SKIP = re.compile(
+_SKIP = lazy(
     r"(?i:\b(?:if|would|wonder|suppose|imagine|pretend|maybe|might|could|should)\b|"
     r"^\s*(?:where|what|who|when|why|how|do|does|did|is|are|can|will)\b)"
 )

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from aalis_plugin_user_relation.drafts import Draft, clean
+from aalis_plugin_user_relation.drafts import Draft, LazyPattern, clean, lazy
 
 #: A short value: up to the next punctuation or particle.
 _V = r"(?P<v>[^，。！？；,.!?;\s了的呢吧啊]{1,16})"
@@ -20,35 +20,33 @@ _PARTNERS = r"妻子|老婆|太太|丈夫|老公|先生|男朋友|女朋友|未�
 _RELATIVES = r"妹妹|姐姐|哥哥|弟弟|儿子|女儿|妈妈|爸爸|母亲|父亲|奶奶|爷爷"
 _PETS = r"小狗|小猫|狗|猫|兔子|鹦鹉|仓鼠|金鱼|乌龟"
 
-RULES: list[tuple[str, re.Pattern[str]]] = [
-    ("name", re.compile(r"我(?:的名字)?(?:叫|是叫)" + _V)),
-    ("name", re.compile(r"我的名字是" + _V)),
-    ("city", re.compile(r"我" + _NOW + r"(?:住在|生活在|定居在|定居于|住)" + _V)),
-    ("city", re.compile(r"我" + _NOW + r"(?:搬家|搬)(?:到|去)了?" + _V)),
+RULES: list[tuple[str, LazyPattern]] = [
+    ("name", lazy(r"我(?:的名字)?(?:叫|是叫)" + _V)),
+    ("name", lazy(r"我的名字是" + _V)),
+    ("city", lazy(r"我" + _NOW + r"(?:住在|生活在|定居在|定居于|住)" + _V)),
+    ("city", lazy(r"我" + _NOW + r"(?:搬家|搬)(?:到|去)了?" + _V)),
     (
         "employer",
-        re.compile(r"我" + _NOW + r"在(?P<v>[^，。！？；,.!?;\s]{1,16}?)(?:工作|上班|任职)"),
+        lazy(r"我" + _NOW + r"在(?P<v>[^，。！？；,.!?;\s]{1,16}?)(?:工作|上班|任职)"),
     ),
-    ("employer", re.compile(r"我" + _NOW + r"(?:加入了|入职了?)" + _V)),
+    ("employer", lazy(r"我" + _NOW + r"(?:加入了|入职了?)" + _V)),
     (
         "job",
-        re.compile(r"我" + _NOW + r"(?:是|是一名|是一个|是个|当)(?:一名)?(?P<v>" + _JOBS + r")"),
+        lazy(r"我" + _NOW + r"(?:是|是一名|是一个|是个|当)(?:一名)?(?P<v>" + _JOBS + r")"),
     ),
-    ("job", re.compile(r"我的(?:工作|职业)是" + _V)),
-    ("diet", re.compile(r"我" + _NOW + r"(?P<v>吃素|是素食者|是素食主义者|是纯素食者|吃纯素)")),
-    ("allergy", re.compile(r"我对" + _V + r"过敏")),
+    ("job", lazy(r"我的(?:工作|职业)是" + _V)),
+    ("diet", lazy(r"我" + _NOW + r"(?P<v>吃素|是素食者|是素食主义者|是纯素食者|吃纯素)")),
+    ("allergy", lazy(r"我对" + _V + r"过敏")),
     (
         "health",
-        re.compile(
-            r"我" + _NOW + r"(?P<v>不能吃|不吃|不可以吃)(?P<w>[^，。！？；,.!?;\s了的]{1,12})"
-        ),
+        lazy(r"我" + _NOW + r"(?P<v>不能吃|不吃|不可以吃)(?P<w>[^，。！？；,.!?;\s了的]{1,12})"),
     ),
-    ("health", re.compile(r"我" + _NOW + r"有(?P<v>糖尿病|哮喘|高血压|乳糖不耐受)")),
-    ("partner", re.compile(r"我(?:的)?(?P<rel>" + _PARTNERS + r")(?:叫|名叫|的名字是)" + _V)),
-    ("family", re.compile(r"我(?:的)?(?P<rel>" + _RELATIVES + r")(?:叫|名叫|的名字是)" + _V)),
+    ("health", lazy(r"我" + _NOW + r"有(?P<v>糖尿病|哮喘|高血压|乳糖不耐受)")),
+    ("partner", lazy(r"我(?:的)?(?P<rel>" + _PARTNERS + r")(?:叫|名叫|的名字是)" + _V)),
+    ("family", lazy(r"我(?:的)?(?P<rel>" + _RELATIVES + r")(?:叫|名叫|的名字是)" + _V)),
     (
         "pet",
-        re.compile(
+        lazy(
             r"我(?:有|养了?)(?:一|两)(?:只|条|个)(?P<rel>"
             + _PETS
             + r")(?:[，,]?(?:叫|名叫|名字叫)"
@@ -56,31 +54,29 @@ RULES: list[tuple[str, re.Pattern[str]]] = [
             + ")?"
         ),
     ),
-    ("pet", re.compile(r"我的(?P<rel>" + _PETS + r")叫" + _V)),
+    ("pet", lazy(r"我的(?P<rel>" + _PETS + r")叫" + _V)),
     (
         "email",
-        re.compile(
-            r"我的(?:新)?(?:邮箱|电子邮件|电邮)(?:地址)?是\s*(?P<v>[\w.+-]+@[\w-]+\.[\w.-]*\w)"
-        ),
+        lazy(r"我的(?:新)?(?:邮箱|电子邮件|电邮)(?:地址)?是\s*(?P<v>[\w.+-]+@[\w-]+\.[\w.-]*\w)"),
     ),
-    ("phone", re.compile(r"我的(?:新)?(?:电话|手机)(?:号码|号)?是\s*(?P<v>\+?\d[\d -]{4,}\d)")),
-    ("birthday", re.compile(r"我的生日是" + _V)),
-    ("birthday", re.compile(r"我(?:是)?(?P<v>[^，。！？；,.!?;\s]{2,12}?)(?:出生|生)的")),
-    ("dislikes", re.compile(r"我(?:不喜欢|讨厌|不爱|不再喜欢|受不了)" + _V)),
-    ("likes", re.compile(r"我(?:很|非常|最|也|特别|现在)?(?:喜欢|爱|热爱)" + _V)),
-    ("plan", re.compile(r"我(?:打算|计划|准备|想要|要去)" + _LONG)),
+    ("phone", lazy(r"我的(?:新)?(?:电话|手机)(?:号码|号)?是\s*(?P<v>\+?\d[\d -]{4,}\d)")),
+    ("birthday", lazy(r"我的生日是" + _V)),
+    ("birthday", lazy(r"我(?:是)?(?P<v>[^，。！？；,.!?;\s]{2,12}?)(?:出生|生)的")),
+    ("dislikes", lazy(r"我(?:不喜欢|讨厌|不爱|不再喜欢|受不了)" + _V)),
+    ("likes", lazy(r"我(?:很|非常|最|也|特别|现在)?(?:喜欢|爱|热爱)" + _V)),
+    ("plan", lazy(r"我(?:打算|计划|准备|想要|要去)" + _LONG)),
 ]
 
 _CORRECTIONS = [
-    re.compile(
+    lazy(
         r"不是(?P<old>[^，。！？；,.!?;\s而]{1,12})[，,]?\s*(?:而)?是(?P<new>[^，。！？；,.!?;\s]{1,12})"
     ),
-    re.compile(
+    lazy(
         r"(?:其实|应该)?是(?P<new>[^，。！？；,.!?;\s]{1,12})[，,]\s*不是(?P<old>[^，。！？；,.!?;\s]{1,12})"
     ),
 ]
 
-_SKIP = re.compile(r"吗[？?。]?$|[哪啥]|什么|多少|如果|要是|假如|假设|是否|[？?]$")
+_SKIP = lazy(r"吗[？?。]?$|[哪啥]|什么|多少|如果|要是|假如|假设|是否|[？?]$")
 _NOT_LIKED = {"你", "它", "这个", "那个", "他", "她"}
 
 
