@@ -126,6 +126,9 @@ class Deriver:
         self._pending: dict[str, tuple[str, Message]] = {}
         self.gaps: dict[str, tuple[int, int, str]] = {}
         self._progress: dict[str, int] = {}
+        #: Who spoke in each session, as far as it was read ("PLATFORM:USER_ID"): a session
+        #: with two is a group, however long ago the other spoke.
+        self.speakers: dict[str, set[str]] = {}
         self._busy = 0
         self._idle = asyncio.Event()
         self._idle.set()
@@ -154,7 +157,7 @@ class Deriver:
             low, high = entry.data.get("from_ts"), entry.data.get("to_ts")
             if isinstance(low, int) and isinstance(high, int) and low <= high:
                 self.gaps[entry.key] = (low, high, str(entry.data.get("reason", "")))
-        self._progress = await self.store.progress()
+        self._progress, self.speakers = await self.store.progress()
         if not supports(memory, Transfer, "list_sessions"):
             return
         # Sessions with messages newer than what was read: a process stopped (or was
@@ -374,12 +377,17 @@ class Deriver:
             ordered = sorted(messages, key=lambda m: (m.timestamp or 0, m.id or ""))
             changed |= apply(facts, sid, ordered, labelled)
             self.read += len(ordered)
+            known = self.speakers.setdefault(sid, set())
+            new = {str(p) for m in ordered if (p := person_of(m)) is not None} - known
+            known |= new
             stamps = [m.timestamp for m in ordered if m.timestamp is not None]
             if stamps and max(stamps) > self._progress.get(sid, -1):
-                progress[sid] = self._progress[sid] = max(stamps)
+                self._progress[sid] = max(stamps)
+            if sid in self._progress and (new or stamps):
+                progress[sid] = self._progress[sid]
         await self.store.write([facts[i] for i in changed if i in facts], deleted)
         if progress:
-            await self.store.save_progress(progress)
+            await self.store.save_progress(progress, self.speakers)
         return len(changed) + len(deleted)
 
     # -- backfill ---------------------------------------------------------------------------
@@ -416,7 +424,7 @@ class Deriver:
                 async with self.lock:
                     await self.derive({sid: messages}, labelled=labelled)
                     self._progress[sid] = max(self._progress.get(sid, -1), gap[1])
-                    await self.store.save_progress({sid: self._progress[sid]})
+                    await self.store.save_progress({sid: self._progress[sid]}, self.speakers)
                 await self._drop_gap(sid, gap)
                 total += len(messages)
                 self._logger.info("fact gap backfilled", session_id=sid, read=len(messages))

@@ -169,7 +169,7 @@ class UserRelation(Plugin):
                         for info in await memory_service.list_sessions()
                         if info.last_timestamp is not None
                     }
-                    await self.store.save_progress(marks)
+                    await self.store.save_progress(marks, self.deriver.speakers)
         except Exception as exc:
             request.report(
                 self.name,

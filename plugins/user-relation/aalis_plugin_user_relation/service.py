@@ -55,7 +55,9 @@ class FactService:
             raise ValueError(f"limit must be a non-negative int or None, got {limit!r}")
         current = [f for f in await self._store.all() if f.current]
         people = {f.person for f in current if session_id in f.sessions} | set(persons)
-        if self.scope == "all" and len(people) == 1:
+        # Everyone who ever spoke here counts, even without a fact: one of them makes a group.
+        speakers = self._deriver.speakers.get(session_id, set())
+        if self.scope == "all" and len({str(p) for p in people} | speakers) == 1:
             found = [f for f in current if f.person in people]
         else:
             found = [f for f in current if f.person in people and session_id in f.sessions]

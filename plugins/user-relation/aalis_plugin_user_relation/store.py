@@ -24,7 +24,8 @@ if TYPE_CHECKING:
 NAMESPACE = "user-relation"
 #: One entry per fact.
 FACTS_NAMESPACE = "user-relation.facts"
-#: Per session: the newest message timestamp read (``{"through": ms}``).
+#: Per session: the newest message timestamp read and who spoke in what was read
+#: (``{"through": ms, "speakers": ["PLATFORM:USER_ID", ...]}``).
 PROGRESS_NAMESPACE = "user-relation.progress"
 #: Per session: a span not read yet (``{"from_ts", "to_ts", "reason"}``).
 GAPS_NAMESPACE = "user-relation.gaps"
@@ -76,17 +77,29 @@ class FactStore:
         if ops:
             await self.memory.commit_metadata(ops)
 
-    async def progress(self) -> dict[str, int]:
+    async def progress(self) -> tuple[dict[str, int], dict[str, set[str]]]:
+        """How far each session was read, and who spoke in it."""
         found: dict[str, int] = {}
+        speakers: dict[str, set[str]] = {}
         for entry in await self.memory.list_metadata(PROGRESS_NAMESPACE):
             through = entry.data.get("through")
             if isinstance(through, int) and not isinstance(through, bool):
                 found[entry.key] = through
-        return found
+            names = entry.data.get("speakers")
+            if isinstance(names, list):
+                speakers[entry.key] = {n for n in names if isinstance(n, str)}
+        return found, speakers
 
-    async def save_progress(self, progress: dict[str, int]) -> None:
+    async def save_progress(
+        self, progress: dict[str, int], speakers: dict[str, set[str]] | None = None
+    ) -> None:
         ops: list[MetadataOp] = [
-            Put(PROGRESS_NAMESPACE, sid, {"through": ts}) for sid, ts in progress.items()
+            Put(
+                PROGRESS_NAMESPACE,
+                sid,
+                {"through": ts, "speakers": sorted((speakers or {}).get(sid, set()))},
+            )
+            for sid, ts in progress.items()
         ]
         if ops:
             await self.memory.commit_metadata(ops)

@@ -69,4 +69,7 @@ async def test_kill_9_during_extraction_is_backfilled_at_the_next_start(tmp_path
         every = await world.service.facts(ADA, include_superseded=True)
         assert [(f.value, f.current) for f in every] == [("Paris", False), ("Berlin", True)]
         marks = await world.memory.list_metadata("user-relation.progress")
-        assert json.loads(json.dumps(marks[0].data)) == {"through": 1_700_000_001_000}
+        assert json.loads(json.dumps(marks[0].data)) == {
+            "through": 1_700_000_001_000,
+            "speakers": ["cli:ada"],
+        }

@@ -197,3 +197,13 @@ async def test_a_turn_never_waits_for_another_sessions_reading(world: World) -> 
     assert "city: Paris" in block
     gate.set()
     assert await deriver.settle(5.0)
+
+
+@pytest.mark.parametrize("world", [{"recall_scope": "all"}], indirect=True)
+async def test_a_group_whose_other_member_stated_no_fact_is_still_a_group(world: World) -> None:
+    await world.say("private", "I live in Paris.", ADA)
+    await world.say("group", "Hello everyone!", BEN)  # Ben says nothing about himself
+    await world.say("group", "I work at Acme.", ADA)
+    block = await world.block("group")  # a prompt whose history is cut: no speaker in it
+    assert "employer: Acme" in block
+    assert "Paris" not in block
