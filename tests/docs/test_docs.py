@@ -53,6 +53,7 @@ PAGES = [
     "docs/integrations/langchain.md",
     "docs/integrations/llamaindex.md",
     "docs/integrations/mcp.md",
+    "docs/integrations/openai-agents.md",
     "examples/aalis-plugin-notes/README.md",
 ]
 
