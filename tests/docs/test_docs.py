@@ -54,6 +54,7 @@ PAGES = [
     "docs/integrations/llamaindex.md",
     "docs/integrations/mcp.md",
     "docs/integrations/openai-agents.md",
+    "docs/integrations/langgraph.md",
     "examples/aalis-plugin-notes/README.md",
 ]
 
