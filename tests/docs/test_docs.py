@@ -55,6 +55,7 @@ PAGES = [
     "docs/integrations/mcp.md",
     "docs/integrations/openai-agents.md",
     "docs/integrations/langgraph.md",
+    "docs/integrations/pydantic-ai.md",
     "examples/aalis-plugin-notes/README.md",
 ]
 
