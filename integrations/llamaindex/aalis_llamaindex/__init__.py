@@ -2,5 +2,14 @@
 
 from aalis_llamaindex.chat_store import AalisChatStore, ClearFailed
 from aalis_llamaindex.convert import AALIS_KEY, LLAMAINDEX_KEY, from_aalis, to_aalis
+from aalis_llamaindex.db_chat_store import AalisDBChatStore
 
-__all__ = ["AALIS_KEY", "LLAMAINDEX_KEY", "AalisChatStore", "ClearFailed", "from_aalis", "to_aalis"]
+__all__ = [
+    "AALIS_KEY",
+    "LLAMAINDEX_KEY",
+    "AalisChatStore",
+    "AalisDBChatStore",
+    "ClearFailed",
+    "from_aalis",
+    "to_aalis",
+]
