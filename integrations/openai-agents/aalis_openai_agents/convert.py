@@ -209,7 +209,9 @@ def message_to_items(message: Message) -> list[Item]:
         return []
     stored = metadata.get(ITEM_KEY)
     if isinstance(stored, dict):
-        return [_join_images(copy.deepcopy(stored), message.images)]
+        # No deep copy: a store returns a message of its own to every reader (the memory
+        # contract), so this item is already the caller's; copying it was half the read.
+        return [_join_images(stored, message.images)]
     return _native_items(message)
 
 

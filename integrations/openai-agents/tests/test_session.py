@@ -180,3 +180,20 @@ async def test_saves_are_announced_for_recall(host: Host, recorder: Any) -> None
 def test_message_to_items_skips_prompt_contributions() -> None:
     block = Message(role="system", content="recall", metadata={"prompt_contribution": "x"})
     assert message_to_items(block) == []
+
+
+@pytest.mark.parametrize("provider", ["memory-sqlite", "memory-inmemory"])
+async def test_changing_a_returned_item_changes_nothing_stored(
+    tmp_path: Any, provider: str
+) -> None:
+    from aalis_plugin_memory_inmemory.plugin import MemoryInmemory
+    from aalis_plugin_memory_sqlite.plugin import MemorySqlite
+
+    plugin = MemorySqlite() if provider == "memory-sqlite" else MemoryInmemory()
+    async with Host({"host": {"data_dir": str(tmp_path)}}, [plugin], discover=False) as host:
+        session = AalisSession("s", host)
+        await session.add_items(ITEMS)
+        items = await session.get_items()
+        items[1]["content"][0]["text"] = "changed"
+        items[5]["content"].clear()
+        assert await session.get_items() == ITEMS
