@@ -56,6 +56,7 @@ PAGES = [
     "docs/integrations/openai-agents.md",
     "docs/integrations/langgraph.md",
     "docs/integrations/pydantic-ai.md",
+    "docs/integrations/google-adk.md",
     "examples/aalis-plugin-notes/README.md",
 ]
 
