@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from aalis_api_memory import (
     ClearResult,
+    CompressionUsage,
     MemoryService,
     Person,
     compression,
@@ -31,7 +32,7 @@ from aalis_api_memory.bridge import LoopBridge
 from aalis_api_memory.errors import AalisMemoryError
 from aalis_api_memory.prompt import PromptRequest, collect_prompt_blocks
 from aalis_api_memory.saving import save_conversation
-from aalis_api_memory.service import MessagesById, Rewrite, supports
+from aalis_api_memory.service import FullHistory, MessagesById, Rewrite, supports
 from aalis_api_memory.turn import SUMMARY_HEADER
 from aalis_schema_message import Message
 
@@ -154,8 +155,25 @@ class AalisSession:
 
         async def write() -> None:
             await save_conversation(self._store, self.session_id, converted, host=self._host)
+            await self._report_count()
 
         await self._run(write)
+
+    async def _report_count(self) -> None:
+        """Tell the compression provider how long the session is (``token_usage`` with the
+        message count and no token figures), so its count line (memory-summary's
+        ``history_limit``) compresses a long session in the background. The session sees no
+        model call, so it never claims token usage it does not know."""
+        store = self._store
+        if not supports(store, FullHistory, "count_history"):
+            return
+        count = int(await store.count_history(self.session_id))
+        usage = CompressionUsage(
+            used=0, context_window=1, token_budget=1, compressible=0, history_messages=count
+        )
+        await self._host.emit(
+            "token_usage", session_id=self.session_id, platform=self.platform, usage=usage
+        )
 
     async def pop_item(self) -> TResponseInputItem | None:
         """Remove the newest item (by its message id) and return it; None when the session

@@ -164,3 +164,32 @@ def test_a_sync_host_serves_an_agent_on_another_loop(config: dict[str, Any]) -> 
         stored = aalis.memory.get_history("sync")[1]
         assert stored.metadata is not None
         assert stored.metadata[ITEM_KEY]["id"] == "scripted-message"
+
+
+async def test_a_long_session_compresses_by_itself_and_the_model_gets_the_summary(
+    config: dict[str, Any],
+) -> None:
+    config["plugins"]["memory-summary"] = {"history_limit": 6}
+    async with Host(config) as host:
+        session = AalisSession("long", host)
+        model = ScriptedModel([])
+        agent = Agent(name="a", model=model)
+        run = RunConfig(session_input_callback=session.input_callback)
+        for i in range(5):
+            model.enqueue([assistant_message(f"Reply {i}.", item_id=f"m{i}")])
+            await Runner.run(
+                agent, f"My fact number {i} is {i * 7}.", session=session, run_config=run
+            )
+        summary = None
+        for _ in range(100):  # the compression runs in the background
+            summary = await host.capability(compression).use.summary("long")
+            if summary is not None:
+                break
+            await asyncio.sleep(0.05)
+        assert summary is not None
+        assert len(await session.get_items()) < 10
+        model.enqueue([assistant_message("ok", item_id="last")])
+        await Runner.run(agent, "What was fact 0?", session=session, run_config=run)
+        first = model.calls[-1].input[0]
+        assert first["role"] == "system"
+        assert first["content"].startswith("Summary of the earlier conversation:")
