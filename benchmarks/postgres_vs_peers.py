@@ -271,6 +271,7 @@ async def vector_benchmarks(args: argparse.Namespace, report: Report, uri: str) 
         for i in range(n):
             batch.append(
                 VectorRecord(
+                    message_id=f"m{i}",
                     session_id=f"s{i % 1000}",
                     timestamp=i,
                     role="user",

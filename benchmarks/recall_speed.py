@@ -158,6 +158,7 @@ async def load_store(path: Path, data: dict[str, Any]) -> tuple[SqliteVectorStor
     for lo in range(0, len(rows), batch):
         records = [
             VectorRecord(
+                message_id=f"m{i}",
                 session_id=f"s{session_of[i]}",
                 timestamp=T0 + i,
                 role="user" if i % 2 == 0 else "assistant",

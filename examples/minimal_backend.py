@@ -19,6 +19,7 @@ from typing import Any, TypeVar
 
 from aalis_api_memory import MetadataEntry
 from aalis_api_memory.backend import EncodedOp, MemoryBackend
+from aalis_api_memory.errors import MessageIdConflict
 from aalis_api_memory.validation import decode_metadata
 from aalis_schema_message import CONTROL_KINDS, Message
 
@@ -31,6 +32,7 @@ CREATE TABLE IF NOT EXISTS messages (
     timestamp  INTEGER NOT NULL,
     archived   INTEGER NOT NULL DEFAULT 0,
     control    INTEGER NOT NULL,                    -- kind in CONTROL_KINDS: not counted
+    message_id TEXT NOT NULL UNIQUE,                -- Message.id: unique in the store
     body       TEXT NOT NULL                        -- Message.to_json(), every field kept
 );
 CREATE INDEX IF NOT EXISTS messages_order ON messages (session_id, archived, timestamp, seq);
@@ -81,14 +83,18 @@ class MinimalSqliteMemory(MemoryBackend):
     # -- history ---------------------------------------------------------------------------
 
     async def _save_message(self, session_id: str, message: Message, timestamp: int) -> None:
-        body = json.dumps(message.with_timestamp(timestamp).to_json())
+        body = json.dumps(message.with_timestamp(timestamp).to_json())  # its id included
         control = int(message.kind in CONTROL_KINDS)
-        await self._run(
-            lambda db: db.execute(
-                "INSERT INTO messages (session_id, timestamp, control, body) VALUES (?, ?, ?, ?)",
-                (session_id, timestamp, control, body),
+        try:
+            await self._run(
+                lambda db: db.execute(
+                    "INSERT INTO messages (session_id, timestamp, control, message_id, body)"
+                    " VALUES (?, ?, ?, ?, ?)",
+                    (session_id, timestamp, control, message.id, body),
+                )
             )
-        )
+        except sqlite3.IntegrityError:  # the UNIQUE column: the id is stored already
+            raise MessageIdConflict(f"message id {message.id!r} is already stored") from None
 
     async def _get_history(self, session_id: str, limit: int | float) -> list[Message]:
         rows = await self._run(lambda db: self._active(db, session_id))

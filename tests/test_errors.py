@@ -24,6 +24,7 @@ ERRORS_MODULES = (
     "aalis_api_llm.errors",
     "aalis_api_embedding.errors",
     "aalis_api_vectorstore.errors",
+    "aalis_api_relation.errors",
 )
 
 

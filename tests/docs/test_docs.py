@@ -43,6 +43,7 @@ PAGES = [
     "docs/host/mongodb.md",
     "docs/host/export-import.md",
     "docs/host/serve.md",
+    "docs/host/facts.md",
     "docs/plugins/writing.md",
     "docs/backends/implementing.md",
     "docs/reference/memory-contract.md",

@@ -96,6 +96,17 @@ NEEDS: dict[str, list[str]] = {
         "agents",
         "langgraph.checkpoint.sqlite",
     ],
+    "recall_check": [
+        "aalis_plugin_memory_vector",
+        "aalis_plugin_vectorstore_sqlite",
+        "aalis_plugin_memory_sqlite",
+        "aalis_plugin_embedding_hash",
+    ],
+    "facts_quality": [
+        "aalis_plugin_user_relation",
+        "aalis_plugin_memory_sqlite",
+        "aalis_plugin_llm_openai",
+    ],
 }
 
 
@@ -243,3 +254,12 @@ def test_the_summary_floor_sits_below_every_summary_of_the_data(run_benchmark: A
     assert report["ratios"]["extractive_below_floor"] == 0
     assert report["ratios"]["facts_below_floor"] == 0
     assert all(target["met"] for target in report["targets"])
+
+
+def test_facts_quality_measures_both_extractors(run_benchmark: Any) -> None:
+    report = run_benchmark("facts_quality")
+    kinds = {row["kind"] for row in report["results"]}
+    assert {"quality", "model-plumbing", "cost"} <= kinds
+    (model,) = [row for row in report["results"] if row["kind"] == "model-plumbing"]
+    assert model["labels"] == ["llm"]
+    assert model["calls"] >= 1

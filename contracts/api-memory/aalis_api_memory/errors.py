@@ -25,7 +25,11 @@ memory contract and its plugins derives from this base and is named here)::
     ├── ArchiveConflict                     aalis_api_memory.exact: the snapshot is stale
     ├── CompressionError                    aalis_api_memory.compression: did not commit
     ├── SummaryFailed                       memory-summary: the summariser gave no summary
+    ├── SummaryRejected                     memory-summary: a model's summary failed its check
+    ├── LeaseWaitTimeout                    aalis_api_memory.leases: another holder kept it
+    ├── LeaseFailed                         aalis_api_memory.leases: the store did not answer
     ├── TurnError                           aalis_api_memory.turn
+    │   ├── TurnBusy                        another turn held the session; nothing saved
     │   ├── TurnModelFailed                 the model call failed; the question is kept
     │   └── TurnReplyNotSaved               the reply could not be saved
     ├── UndoError                           aalis_api_memory.undo: nothing to undo, or refused

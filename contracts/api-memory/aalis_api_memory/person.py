@@ -72,6 +72,10 @@ class Person:
         if not isinstance(text, str) or ":" not in text:
             raise ValueError(f"a person is written PLATFORM:USER_ID, got {text!r}")
         platform, user_id = text.split(":", 1)
+        if not platform.strip() or not user_id.strip():
+            raise ValueError(
+                f"a person is written PLATFORM:USER_ID (e.g. telegram:42), got {text!r}"
+            )
         return cls(platform, user_id)
 
     @classmethod

@@ -8,10 +8,11 @@ from aalis_api_vectorstore.errors import (
 )
 from aalis_api_vectorstore.inmemory import InMemoryVectorStore
 from aalis_api_vectorstore.recall import Recall, RecallHit, RecallUnavailable
-from aalis_api_vectorstore.store import VectorStore
+from aalis_api_vectorstore.store import DroppedSessions, VectorStore
 from aalis_api_vectorstore.types import (
     ModelStats,
     ScopeFilter,
+    VectorEntry,
     VectorHit,
     VectorKey,
     VectorRecord,
@@ -20,12 +21,14 @@ from aalis_api_vectorstore.types import (
 
 __all__ = [
     "DimensionMismatch",
+    "DroppedSessions",
     "InMemoryVectorStore",
     "ModelStats",
     "Recall",
     "RecallHit",
     "RecallUnavailable",
     "ScopeFilter",
+    "VectorEntry",
     "VectorHit",
     "VectorKey",
     "VectorRecord",

@@ -16,6 +16,7 @@ from aalis_api_vectorstore.errors import DimensionMismatch
 from aalis_api_vectorstore.types import (
     ModelStats,
     ScopeFilter,
+    VectorEntry,
     VectorHit,
     VectorKey,
     VectorRecord,
@@ -23,11 +24,11 @@ from aalis_api_vectorstore.types import (
 )
 from aalis_api_vectorstore.validation import (
     batch_dims,
+    check_delete,
     check_dims,
     check_k,
     check_records,
     check_session_id,
-    check_timestamps,
     check_where,
     float_row,
 )
@@ -41,7 +42,7 @@ class _Stored:
 
 
 class InMemoryVectorStore:
-    """Every record in a dict by key; searches scan the records in scope."""
+    """Every record in a dict by message id; searches scan the records in scope."""
 
     volatile = True
 
@@ -94,21 +95,51 @@ class InMemoryVectorStore:
                 dot = sum(a * b for a, b in zip(query, stored.row, strict=True))
                 score = dot / (qnorm * stored.norm)
             scored.append((score, stored))
-        scored.sort(key=lambda item: (-item[0], -item[1].record.timestamp))
+        scored.sort(
+            key=lambda item: (-item[0], -item[1].record.timestamp, item[1].record.message_id)
+        )
         return [_hit(stored.record, score) for score, stored in scored[:k]]
 
-    async def delete(self, session_id: str, timestamps: Iterable[int] | None = None) -> int:
-        session_id = check_session_id(session_id)
-        wanted = check_timestamps(timestamps)
-        chosen = set(wanted) if wanted is not None else None
+    async def delete(
+        self,
+        session_id: str,
+        ids: Iterable[str] | None = None,
+        *,
+        timestamps: Iterable[int] | None = None,
+    ) -> int:
+        session_id, wanted_ids, wanted_ts = check_delete(session_id, ids, timestamps)
+        by_id = set(wanted_ids) if wanted_ids is not None else None
+        by_ts = set(wanted_ts) if wanted_ts is not None else None
         doomed = [
             key
-            for key in self._rows
-            if key.session_id == session_id and (chosen is None or key.timestamp in chosen)
+            for key, stored in self._rows.items()
+            if stored.record.session_id == session_id
+            and (by_id is None or key in by_id)
+            and (by_ts is None or stored.record.timestamp in by_ts)
         ]
         for key in doomed:
             del self._rows[key]
         return len(doomed)
+
+    async def entries(self, session_id: str) -> list[VectorEntry]:
+        session_id = check_session_id(session_id)
+        found = [
+            VectorEntry(
+                message_id=r.message_id,
+                session_id=r.session_id,
+                timestamp=r.timestamp,
+                role=r.role,
+                model_id=r.model_id,
+                text=r.text,
+            )
+            for r in (stored.record for stored in self._rows.values())
+            if r.session_id == session_id
+        ]
+        found.sort(key=lambda e: (e.timestamp, e.message_id))
+        return found
+
+    async def sessions(self) -> list[str]:
+        return sorted({stored.record.session_id for stored in self._rows.values()})
 
     async def delete_all(self) -> int:
         count = len(self._rows)
@@ -130,6 +161,7 @@ class InMemoryVectorStore:
 
 def _hit(record: VectorRecord, score: float) -> VectorHit:
     return VectorHit(
+        message_id=record.message_id,
         session_id=record.session_id,
         timestamp=record.timestamp,
         role=record.role,

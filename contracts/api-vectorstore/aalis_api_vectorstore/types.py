@@ -1,8 +1,8 @@
 """The records, filters, hits and statistics a ``VectorStore`` trades in.
 
-A record is keyed by ``(session_id, timestamp, role)`` — the identity a message has in the
-message store, so a delete or rewrite there maps to exactly one vector here — and carries the
-fields recall filters on. The scope filter is a required argument of every search: a
+A record is keyed by ``message_id`` — the id the message has in the message store
+(``Message.id``), so a delete or rewrite there maps to exactly one vector here even when two
+messages share a millisecond — and carries the fields recall filters on. The scope filter is a required argument of every search: a
 forgotten filter is how one user's memories leak to another, so "every session" has to be
 said explicitly (``session_ids=None``) and every other field narrows, never widens.
 """
@@ -61,23 +61,22 @@ def _optional_str_set(value: object) -> frozenset[str] | None:
     return None if value is None else _str_set(value)
 
 
-@attrs.frozen(kw_only=True)
-class VectorKey:
-    """The identity of one stored vector: the message it was made from."""
-
-    session_id: str
-    timestamp: int
-    role: str
+#: The identity of one stored vector: the id of the message it was made from.
+VectorKey = str
 
 
 @attrs.frozen(kw_only=True)
 class VectorRecord:
     """One message's vector with what recall filters on and shows.
 
-    ``vector`` may be any sized sequence of floats (a list, a tuple, a numpy row); it is not
-    part of equality. ``platform`` and ``user_id`` are None when the message had none.
+    ``message_id`` is the key (one vector per message); ``session_id``, ``timestamp`` and
+    ``role`` say where the message lives and are not unique (two messages of one session
+    may share a millisecond and a role). ``vector`` may be any sized sequence of floats (a
+    list, a tuple, a numpy row); it is not part of equality. ``platform`` and ``user_id``
+    are None when the message had none.
     """
 
+    message_id: str = attrs.field(validator=_non_empty_str)
     session_id: str = attrs.field(validator=_str)
     timestamp: int = attrs.field(validator=_timestamp)
     role: str = attrs.field(validator=_non_empty_str)
@@ -89,7 +88,7 @@ class VectorRecord:
 
     @property
     def key(self) -> VectorKey:
-        return VectorKey(session_id=self.session_id, timestamp=self.timestamp, role=self.role)
+        return self.message_id
 
 
 @attrs.frozen(kw_only=True)
@@ -151,6 +150,7 @@ class ScopeFilter:
 class VectorHit:
     """One search result: the record's fields (without its vector) and its cosine score."""
 
+    message_id: str
     session_id: str
     timestamp: int
     role: str
@@ -163,7 +163,20 @@ class VectorHit:
 
     @property
     def key(self) -> VectorKey:
-        return VectorKey(session_id=self.session_id, timestamp=self.timestamp, role=self.role)
+        return self.message_id
+
+
+@attrs.frozen(kw_only=True)
+class VectorEntry:
+    """What ``entries`` lists for one stored vector: everything but the vector itself, so
+    a check can compare the index with the message store without reading the floats."""
+
+    message_id: str
+    session_id: str
+    timestamp: int
+    role: str
+    model_id: str
+    text: str
 
 
 @attrs.frozen(kw_only=True)
@@ -194,6 +207,7 @@ class VectorStoreStats:
 __all__ = [
     "ModelStats",
     "ScopeFilter",
+    "VectorEntry",
     "VectorHit",
     "VectorKey",
     "VectorRecord",

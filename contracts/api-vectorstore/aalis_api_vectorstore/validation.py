@@ -52,6 +52,35 @@ def check_timestamps(timestamps: object) -> list[int] | None:
     return sorted(set(out))
 
 
+def check_ids(ids: object) -> list[str] | None:
+    """Message ids as a de-duplicated sorted list, or None (not given)."""
+    if ids is None:
+        return None
+    if isinstance(ids, str | bytes | Mapping) or not isinstance(ids, Iterable):
+        raise TypeError(
+            f"ids must be an iterable of str, got {type(ids).__name__} "
+            "(a single str would be read as its characters)"
+        )
+    out: list[str] = []
+    for value in ids:
+        if not isinstance(value, str):
+            raise TypeError(f"ids must be str message ids, got {type(value).__name__}")
+        out.append(value)
+    return sorted(set(out))
+
+
+def check_delete(
+    session_id: object, ids: object, timestamps: object
+) -> tuple[str, list[str] | None, list[int] | None]:
+    """The checked arguments of ``delete``: ids or timestamps, never both."""
+    session_id = check_session_id(session_id)
+    wanted_ids = check_ids(ids)
+    wanted_ts = check_timestamps(timestamps)
+    if wanted_ids is not None and wanted_ts is not None:
+        raise ValueError("delete takes ids or timestamps, not both")
+    return session_id, wanted_ids, wanted_ts
+
+
 def check_records(records: object) -> list[VectorRecord]:
     if isinstance(records, str | bytes | Mapping) or not isinstance(records, Sequence):
         raise TypeError(f"records must be a sequence of VectorRecord, got {type(records).__name__}")
@@ -104,7 +133,9 @@ def float_row(vector: object, *, what: str = "vector") -> tuple[float, ...]:
 
 __all__ = [
     "batch_dims",
+    "check_delete",
     "check_dims",
+    "check_ids",
     "check_k",
     "check_records",
     "check_session_id",

@@ -58,10 +58,13 @@ def test_lists_become_frozensets() -> None:
         ("vector", "abc", TypeError),
         ("vector", [], ValueError),
         ("platform", 3, TypeError),
+        ("message_id", "", ValueError),
+        ("message_id", None, TypeError),
     ],
 )
 def test_records_check_their_fields(field: str, value: object, error: type[Exception]) -> None:
     fields: dict[str, object] = {
+        "message_id": "m1",
         "session_id": "s",
         "timestamp": 1,
         "role": "user",

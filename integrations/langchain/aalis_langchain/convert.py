@@ -13,6 +13,12 @@ LangChain app reads what ``aalis chat`` saved and the other way round.
   with whatever LangChain has no field for (timestamp, kind, metadata, segments...) under
   ``additional_kwargs["aalis"]``; saving that LangChain message again restores those fields,
   so the Aalis message comes back equal.
+* Ids map both ways: a LangChain message's ``id`` is the Aalis ``Message.id`` it is saved
+  under (an id Aalis cannot take, too long or blank-padded, is left to the store, which
+  names the message itself), and a stored message is read back with its Aalis id as its
+  LangChain ``id`` (docs/reference/memory-contract.md, "Message identity"). A LangChain
+  message read from the store and added again is the same message: the store refuses it
+  (``MessageIdConflict``) rather than keeping it twice.
 """
 
 from __future__ import annotations
@@ -81,6 +87,15 @@ def _tool_calls(message: BaseMessage) -> tuple[ToolCall, ...] | None:
     return tuple(calls)
 
 
+def _usable_id(value: object) -> str | None:
+    """A LangChain id Aalis can keep as ``Message.id``, or None (the store names it then)."""
+    if not isinstance(value, str):
+        return None
+    if not value or len(value) > 128 or not value.isprintable() or value != value.strip():
+        return None
+    return value
+
+
 def _aalis_fields(message: BaseMessage) -> dict[str, Any] | None:
     extra = message.additional_kwargs.get(AALIS_KEY)
     return dict(extra) if isinstance(extra, dict) else None
@@ -102,6 +117,9 @@ def to_aalis(message: BaseMessage, *, platform: str | None = None) -> Message:
         keep_none = "content" in carried and carried["content"] is None and text == ""
         try:
             base = Message.from_json({**carried, "content": None if keep_none else text})
+            ident = _usable_id(message.id)
+            if ident is not None:
+                base = base.with_id(ident)
         except (TypeError, ValueError):
             base = None
         if base is not None and from_aalis(base) == message:
@@ -117,6 +135,10 @@ def to_aalis(message: BaseMessage, *, platform: str | None = None) -> Message:
         metadata.setdefault("platform", platform)
     # Through JSON once: metadata must be JSON, and this refuses what is not with a clear
     # TypeError before anything is written.
+    # The id lives in ``Message.id`` (read back from there), not twice.
+    ident = _usable_id(data.get("id"))
+    if ident is not None:
+        del data["id"]
     metadata[LANGCHAIN_KEY] = json.loads(json.dumps({"type": form["type"], "data": data}))
     reasoning = message.additional_kwargs.get("reasoning_content")
     kind = carried.get("kind") if carried is not None else None
@@ -131,6 +153,7 @@ def to_aalis(message: BaseMessage, *, platform: str | None = None) -> Message:
         timestamp=timestamp if isinstance(timestamp, int) else None,
         reasoning_content=reasoning if isinstance(reasoning, str) else None,
         metadata=metadata,
+        id=ident,
     )
 
 
@@ -142,6 +165,8 @@ def _from_langchain_form(message: Message, form: dict[str, Any]) -> BaseMessage 
     data = dict(data)
     if "content" not in data:
         data["content"] = message.content if message.content is not None else ""
+    if message.id is not None:
+        data["id"] = message.id
     try:
         return messages_from_dict([{"type": kind, "data": data}])[0]
     except (TypeError, ValueError, KeyError):
@@ -157,6 +182,8 @@ def from_aalis(message: Message) -> BaseMessage:
         if rebuilt is not None:
             return rebuilt
     carried = message.to_json()
+    # The id lives in LangChain's ``id``.
+    carried.pop("id", None)
     # The text lives in LangChain's ``content``; a ``None`` (a turn that only calls tools)
     # is recorded, since LangChain shows it as "".
     if carried.pop("content", None) is None:
@@ -167,7 +194,9 @@ def from_aalis(message: Message) -> BaseMessage:
     content = message.content if message.content is not None else ""
     role = message.role
     if role == "user":
-        return HumanMessage(content=content, name=message.name, additional_kwargs=extra)
+        return HumanMessage(
+            content=content, name=message.name, id=message.id, additional_kwargs=extra
+        )
     if role == "assistant":
         calls = []
         invalid = []
@@ -191,20 +220,26 @@ def from_aalis(message: Message) -> BaseMessage:
         return AIMessage(
             content=content,
             name=message.name,
+            id=message.id,
             tool_calls=calls,
             invalid_tool_calls=invalid,
             additional_kwargs=extra,
         )
     if role == "system":
-        return SystemMessage(content=content, name=message.name, additional_kwargs=extra)
+        return SystemMessage(
+            content=content, name=message.name, id=message.id, additional_kwargs=extra
+        )
     if role == "tool" and message.tool_call_id is not None:
         return ToolMessage(
             content=content,
             tool_call_id=message.tool_call_id,
             name=message.name,
+            id=message.id,
             additional_kwargs=extra,
         )
-    return ChatMessage(content=content, role=role, name=message.name, additional_kwargs=extra)
+    return ChatMessage(
+        content=content, role=role, name=message.name, id=message.id, additional_kwargs=extra
+    )
 
 
 __all__ = ["AALIS_KEY", "LANGCHAIN_KEY", "from_aalis", "to_aalis"]

@@ -15,7 +15,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from aalis_api_memory import BridgeDeadlock, ClearRequest, Person, SyncHost, memory, person_of
+from aalis_api_memory import (
+    BridgeDeadlock,
+    ClearRequest,
+    MessageIdConflict,
+    Person,
+    SyncHost,
+    memory,
+    person_of,
+)
+from aalis_api_memory.testing._support import without_ids
 from aalis_langchain import AalisChatMessageHistory, ClearFailed
 from aalis_langchain.convert import LANGCHAIN_KEY, from_aalis, to_aalis
 from aalis_schema_message import Message, ToolCall
@@ -103,6 +112,13 @@ def _history(aalis: SyncHost, session: str = "s1") -> AalisChatMessageHistory:
     return AalisChatMessageHistory(session, aalis)
 
 
+def _named(messages: Sequence[BaseMessage]) -> list[BaseMessage]:
+    """``messages`` as read, with the id each got from the store taken away (for comparing
+    with messages built without one); every message read must have one."""
+    assert all(isinstance(m.id, str) and m.id for m in messages), messages
+    return [m.model_copy(update={"id": None}) for m in messages]
+
+
 # -- what LangChain's own chat-history tests assert --------------------------------------
 
 
@@ -115,7 +131,7 @@ def test_convenience_adders_store_in_order(aalis: SyncHost) -> None:
     history.add_user_message("Hello")
     history.add_ai_message("Hi there")
     history.add_message(HumanMessage(content="How are you?"))
-    assert history.messages == [
+    assert _named(history.messages) == [
         HumanMessage(content="Hello"),
         AIMessage(content="Hi there"),
         HumanMessage(content="How are you?"),
@@ -129,20 +145,22 @@ def test_bulk_add_keeps_every_message_and_the_order(aalis: SyncHost) -> None:
     ]
     history.add_messages(batch)
     history.add_messages([HumanMessage(content="last")])
-    assert history.messages == [*batch, HumanMessage(content="last")]
+    assert _named(history.messages) == [*batch, HumanMessage(content="last")]
 
 
 def test_a_second_history_object_sees_the_same_session(aalis: SyncHost) -> None:
     _history(aalis).add_user_message("persisted")
-    assert _history(aalis).messages == [HumanMessage(content="persisted")]
+    first = _history(aalis).messages
+    assert _named(first) == [HumanMessage(content="persisted")]
+    assert _history(aalis).messages == first  # the same id, read by another object
 
 
 def test_sessions_are_isolated(aalis: SyncHost) -> None:
     one, two = _history(aalis, "one"), _history(aalis, "two")
     one.add_user_message("for one")
     two.add_user_message("for two")
-    assert one.messages == [HumanMessage(content="for one")]
-    assert two.messages == [HumanMessage(content="for two")]
+    assert _named(one.messages) == [HumanMessage(content="for one")]
+    assert _named(two.messages) == [HumanMessage(content="for two")]
 
 
 def test_clear_empties_only_that_session(aalis: SyncHost) -> None:
@@ -151,9 +169,9 @@ def test_clear_empties_only_that_session(aalis: SyncHost) -> None:
     two.add_user_message("stays")
     one.clear()
     assert one.messages == []
-    assert two.messages == [HumanMessage(content="stays")]
+    assert _named(two.messages) == [HumanMessage(content="stays")]
     one.add_user_message("after the clear")
-    assert one.messages == [HumanMessage(content="after the clear")]
+    assert _named(one.messages) == [HumanMessage(content="after the clear")]
 
 
 def test_async_variants_from_another_loop(aalis: SyncHost) -> None:
@@ -166,14 +184,14 @@ def test_async_variants_from_another_loop(aalis: SyncHost) -> None:
         assert await history.aget_messages() == []
         return first
 
-    assert asyncio.run(scenario()) == [HumanMessage(content="q"), AIMessage(content="a")]
+    assert _named(asyncio.run(scenario())) == [HumanMessage(content="q"), AIMessage(content="a")]
 
 
 async def test_async_methods_on_an_async_host(tmp_path: Path, provider: str) -> None:
     async with Host(_config(tmp_path, provider), **_spec_kwargs()) as host:
         history = AalisChatMessageHistory("s1", host)
         await history.aadd_messages([HumanMessage(content="q"), AIMessage(content="a")])
-        assert await history.aget_messages() == [
+        assert _named(await history.aget_messages()) == [
             HumanMessage(content="q"),
             AIMessage(content="a"),
         ]
@@ -297,9 +315,17 @@ def test_aalis_messages_come_back_equal_after_langchain(aalis: SyncHost) -> None
     assert seen[2].tool_call_id == "c1"
     assert isinstance(seen[4], AIMessage)
     assert seen[4].invalid_tool_calls[0]["args"] == "not json"
-    # Copy them into a new session through LangChain: the Aalis messages are unchanged.
-    _history(aalis, "copy").add_messages(seen)
-    assert aalis.history("copy") == aalis.history("aalis-side")
+    # Each LangChain message carries the Aalis id of the message it shows.
+    assert [m.id for m in seen] == [m.id for m in aalis.history("aalis-side")]
+    # Added again, they are the same messages: refused whole, not stored twice.
+    with pytest.raises(MessageIdConflict):
+        _history(aalis, "copy").add_messages(seen)
+    assert aalis.history("copy") == []
+    # Copied into a new session as new messages (no id): the Aalis messages are unchanged.
+    _history(aalis, "copy").add_messages(_named(seen))
+    copy, original = aalis.history("copy"), aalis.history("aalis-side")
+    assert without_ids(copy) == without_ids(original)
+    assert not {m.id for m in copy} & {m.id for m in original}
 
 
 def test_control_markers_are_not_shown(aalis: SyncHost) -> None:
@@ -327,8 +353,22 @@ def test_the_langchain_form_is_kept_under_its_key(aalis: SyncHost) -> None:
     _history(aalis).add_messages([AIMessage(content="x", id="r1")])
     (stored,) = aalis.history("s1")
     assert stored.metadata is not None
-    assert stored.metadata[LANGCHAIN_KEY]["data"]["id"] == "r1"
+    # The LangChain id is the Aalis id (kept once, in Message.id) ...
+    assert stored.id == "r1"
+    assert "id" not in stored.metadata[LANGCHAIN_KEY]["data"]
     assert "content" not in stored.metadata[LANGCHAIN_KEY]["data"]
+    # ... and comes back as the LangChain id.
+    assert _history(aalis).messages == [AIMessage(content="x", id="r1")]
+
+
+def test_an_id_aalis_cannot_keep_is_left_in_the_langchain_form(aalis: SyncHost) -> None:
+    odd = " padded id "
+    _history(aalis).add_messages([HumanMessage(content="x", id=odd)])
+    (stored,) = aalis.history("s1")
+    assert stored.id is not None
+    assert stored.id != odd
+    assert stored.metadata is not None
+    assert stored.metadata[LANGCHAIN_KEY]["data"]["id"] == odd
 
 
 # -- clearing and announcements -----------------------------------------------------------
@@ -358,7 +398,7 @@ def test_a_failed_clear_raises(tmp_path: Path) -> None:
         history.add_user_message("kept")
         with pytest.raises(ClearFailed, match="not cleared"):
             history.clear()
-        assert history.messages == [HumanMessage(content="kept")]
+        assert _named(history.messages) == [HumanMessage(content="kept")]
 
 
 def test_saves_are_announced_as_stored(aalis: SyncHost, recorder: Recorder) -> None:
@@ -384,7 +424,7 @@ async def test_sync_calls_from_a_worker_thread_of_an_async_host(
         history = AalisChatMessageHistory("s1", host)
         await asyncio.to_thread(history.add_messages, [HumanMessage(content="from a thread")])
         seen = await asyncio.to_thread(lambda: history.messages)
-        assert seen == [HumanMessage(content="from a thread")]
+        assert _named(seen) == [HumanMessage(content="from a thread")]
 
 
 # -- who speaks ---------------------------------------------------------------------------
@@ -399,13 +439,16 @@ def test_user_messages_carry_the_person_of_the_history(aalis: SyncHost) -> None:
     assert "user_id" not in reply.metadata
     assert person_of(reply) is None
     # LangChain reads back what it wrote, the stamp stays on the Aalis side.
-    assert history.messages == [HumanMessage(content="hi"), AIMessage(content="hello")]
+    assert _named(history.messages) == [HumanMessage(content="hi"), AIMessage(content="hello")]
     # A message that already names its speaker (it came from Aalis) keeps it.
     aalis.memory.save_message(
         "s2", Message(role="user", content="hi", metadata={"platform": "cli", "user_id": "carol"})
     )
     copied = AalisChatMessageHistory("s3", aalis, user_id="bob")
-    copied.add_messages(AalisChatMessageHistory("s2", aalis).messages)
+    # Copies (ids dropped: the originals still hold theirs in this store).
+    copied.add_messages(
+        [m.model_copy(update={"id": None}) for m in AalisChatMessageHistory("s2", aalis).messages]
+    )
     assert person_of(aalis.history("s3")[0]) == Person("cli", "carol")
 
 

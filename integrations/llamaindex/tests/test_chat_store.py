@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from aalis_api_memory import ClearRequest, Person, SyncHost, person_of
+from aalis_api_memory import ClearRequest, MessageIdConflict, Person, SyncHost, person_of
+from aalis_api_memory.testing._support import without_ids
 from aalis_llamaindex import LLAMAINDEX_KEY, AalisChatStore, from_aalis
 from aalis_schema_message import Message, ToolCall
 from llama_index.core.base.llms.types import ChatMessage, ImageBlock, MessageRole, TextBlock
@@ -235,10 +236,20 @@ def test_aalis_messages_come_back_equal(store: AalisChatStore, aalis: SyncHost) 
     for message in saved:
         aalis.memory.save_message("aalis-side", message)
     seen = store.get_messages("aalis-side")
-    assert seen[0] == from_aalis(saved[0])
+    stored = aalis.history("aalis-side")
+    assert seen[0] == from_aalis(stored[0])
+    # The Aalis id travels with the fields LlamaIndex has no place for.
+    assert [m.additional_kwargs["aalis"]["id"] for m in seen] == [m.id for m in stored]
+    assert without_ids(stored) == saved
     assert seen[1].additional_kwargs["tool_calls"][0]["function"]["name"] == "f"
+    # The same messages in another session of the same store: refused (ids are unique).
+    with pytest.raises(MessageIdConflict):
+        store.set_messages("copy", seen)
+    # As new messages (ids left out): the Aalis messages come back equal.
+    for message in seen:
+        del message.additional_kwargs["aalis"]["id"]
     store.set_messages("copy", seen)
-    assert aalis.history("copy") == aalis.history("aalis-side")
+    assert without_ids(aalis.history("copy")) == saved
 
 
 def test_clears_go_through_run_clear(store: AalisChatStore, recorder: Recorder) -> None:
@@ -267,7 +278,10 @@ def test_user_messages_carry_the_person_of_the_store(aalis: SyncHost) -> None:
     aalis.memory.save_message(
         "cli", Message(role="user", content="x", metadata={"platform": "cli", "user_id": "carol"})
     )
-    store.set_messages("copy", store.get_messages("cli"))
+    copies = store.get_messages("cli")
+    for copy in copies:  # the original keeps its id in this store: the copy takes a new one
+        copy.additional_kwargs["aalis"].pop("id")
+    store.set_messages("copy", copies)
     assert person_of(aalis.history("copy")[0]) == Person("cli", "carol")
     # Without a user_id nothing is invented.
     AalisChatStore(aalis).add_message("u", _user("anyone"))

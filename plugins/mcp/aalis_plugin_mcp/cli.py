@@ -27,7 +27,7 @@ def mcp_command() -> None:
     """Serve this host's memory to an MCP client over stdio.
 
     Tools: list_sessions, get_history, get_metadata, list_metadata, search_recall (with a
-    recall provider); save_message, save_metadata, delete_metadata with
+    recall provider), get_facts (with a relation provider); save_message, save_metadata, delete_metadata with
     [plugins.mcp] allow_write = true; clear_session with allow_clear = true.
     """
     run_async(serve())

@@ -13,7 +13,7 @@ from aalis_api_memory import compression, memory
 from aalis_core.markers import hookimpl
 from aalis_core.plugin import Plugin
 from aalis_plugin_mcp.config import McpConfig
-from aalis_plugin_mcp.server import RECALL, AalisMcpServer, build_server
+from aalis_plugin_mcp.server import RECALL, RELATION, AalisMcpServer, build_server
 
 if TYPE_CHECKING:
     from aalis_core.context import PluginContext
@@ -45,6 +45,7 @@ class Mcp(Plugin):
             config,
             compression=ctx.caps.compression,
             recall=ctx.host.capability(RECALL, self.name),
+            relation=ctx.host.capability(RELATION, self.name),
         )
 
     @hookimpl

@@ -1,7 +1,8 @@
 """The MCP server: Aalis memory as MCP tools, on the official SDK's ``MCPServer``.
 
 Which tools exist is decided once, when the server is built: reading tools always;
-``search_recall`` when a ``recall`` provider is bound; writing and clearing tools only when
+``search_recall`` when a ``recall`` provider is bound; ``get_facts`` when a ``relation``
+provider (the fact layer, user-relation) is bound; writing and clearing tools only when
 ``[plugins.mcp]`` enables them. A client that calls a write tool that is off gets an error
 saying how to turn it on, not a bare "unknown tool".
 
@@ -40,9 +41,12 @@ if TYPE_CHECKING:
 #: The ``recall`` capability by name: its contract (semantic recall) may not be installed,
 #: and the host binds capabilities by name, so the server works with or without it.
 RECALL: Capability[Any] = Capability("recall", object)
+#: The ``relation`` capability (facts about people, docs/host/facts.md), by name likewise.
+RELATION: Capability[Any] = Capability("relation", object)
 
 READ_TOOLS = ("list_sessions", "get_history", "get_metadata", "list_metadata")
 RECALL_TOOLS = ("search_recall",)
+RELATION_TOOLS = ("get_facts",)
 WRITE_TOOLS = ("save_message", "save_metadata", "delete_metadata")
 CLEAR_TOOLS = ("clear_session",)
 
@@ -117,8 +121,10 @@ def build_server(
     *,
     compression: Any = None,
     recall: Any = None,
+    relation: Any = None,
 ) -> AalisMcpServer:
-    """The server over ``memory`` (a handle), ``compression`` and ``recall`` handles."""
+    """The server over ``memory`` (a handle), ``compression``, ``recall`` and ``relation``
+    handles."""
     disabled: dict[str, str] = {}
     if not config.allow_write:
         for name in WRITE_TOOLS:
@@ -129,11 +135,15 @@ def build_server(
     recall_present = recall is not None and bool(recall.present)
     if not recall_present:
         disabled["search_recall"] = "no recall provider is active (install memory-vector)"
+    relation_present = relation is not None and bool(relation.present)
+    if not relation_present:
+        disabled["get_facts"] = "no relation provider is active (install user-relation)"
     server = AalisMcpServer(
         "aalis",
         instructions=(
             "Aalis memory: conversation sessions, their history and summaries, metadata"
             + (", semantic recall" if recall_present else "")
+            + (", facts about people" if relation_present else "")
             + "."
         ),
         disabled=disabled,
@@ -208,6 +218,21 @@ def build_server(
             ]
         }
 
+    async def get_facts(
+        session_id: str, query: str | None = None, limit: int = 10
+    ) -> dict[str, Any]:
+        """What is known about the people of a session: their current facts (value, the
+        sentence it came from, source message ids), in the fact layer's scope, the ones
+        relevant to ``query`` first. Read-only: facts are corrected with ``aalis facts``."""
+        if relation is None or not relation.present:
+            raise ToolError("no relation provider is active")
+        if isinstance(limit, bool) or not isinstance(limit, int) or limit <= 0:
+            raise ToolError(f"limit must be a positive integer, got {limit!r}")
+        if query is not None:
+            query = _text(query, "query")
+        facts = await relation.use.about(_text(session_id, "session_id"), query, limit=limit)
+        return {"facts": [fact.to_json() for fact in facts]}
+
     async def save_message(session_id: str, role: str, content: str) -> dict[str, Any]:
         """Append a ``user`` or ``assistant`` message to a session (announced, so indexes
         follow)."""
@@ -259,6 +284,7 @@ def build_server(
         "get_metadata": get_metadata,
         "list_metadata": list_metadata,
         "search_recall": search_recall,
+        "get_facts": get_facts,
         "save_message": save_message,
         "save_metadata": save_metadata,
         "delete_metadata": delete_metadata,
@@ -270,11 +296,15 @@ def build_server(
     return server
 
 
-def offered_tools(config: McpConfig, recall_present: bool) -> list[str]:
+def offered_tools(
+    config: McpConfig, recall_present: bool, relation_present: bool = False
+) -> list[str]:
     """The tool names a server built with ``config`` offers (for docs and ``--list``)."""
     names = list(READ_TOOLS)
     if recall_present:
         names += RECALL_TOOLS
+    if relation_present:
+        names += RELATION_TOOLS
     if config.allow_write:
         names += WRITE_TOOLS
     if config.allow_clear:
@@ -288,6 +318,8 @@ __all__ = [
     "READ_TOOLS",
     "RECALL",
     "RECALL_TOOLS",
+    "RELATION",
+    "RELATION_TOOLS",
     "WRITABLE_ROLES",
     "WRITE_TOOLS",
     "AalisMcpServer",

@@ -59,7 +59,7 @@ class RecallProvider(Plugin):
 def _config(tmp_path: Path) -> dict[str, Any]:
     return {
         "host": {"data_dir": str(tmp_path / "data")},
-        "plugins": {"disabled": ["memory-mongodb", "llm-openai", "memory-vector"]},
+        "plugins": {"disabled": ["memory-mongodb", "llm-openai", "memory-vector", "user-relation"]},
     }
 
 

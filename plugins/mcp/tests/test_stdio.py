@@ -28,7 +28,7 @@ def _params(workdir: Path) -> StdioServerParameters:
 def _write_config(workdir: Path, **mcp: bool) -> None:
     lines = [
         "[plugins]",
-        'disabled = ["memory-mongodb", "llm-openai", "memory-vector"]',
+        'disabled = ["memory-mongodb", "llm-openai", "memory-vector", "user-relation"]',
         "[plugins.mcp]",
         *(f"{key} = {'true' if value else 'false'}" for key, value in mcp.items()),
     ]
@@ -39,7 +39,7 @@ def _seed(workdir: Path) -> None:
     """Two sessions and a metadata entry, written through the host as any app would."""
     config = {
         "host": {"data_dir": str(workdir / ".aalis")},
-        "plugins": {"disabled": ["memory-mongodb", "llm-openai", "memory-vector"]},
+        "plugins": {"disabled": ["memory-mongodb", "llm-openai", "memory-vector", "user-relation"]},
     }
     with SyncHost(config) as aalis:
         aalis.memory.save_message("s1", Message(role="user", content="hello", timestamp=1000))
@@ -140,7 +140,7 @@ async def test_write_and_clear_when_enabled(tmp_path: Path) -> None:
     # and the metadata deleted.
     config = {
         "host": {"data_dir": str(tmp_path / ".aalis")},
-        "plugins": {"disabled": ["memory-mongodb", "llm-openai", "memory-vector"]},
+        "plugins": {"disabled": ["memory-mongodb", "llm-openai", "memory-vector", "user-relation"]},
     }
     with SyncHost(config) as aalis:
         assert aalis.history("w") == []

@@ -220,9 +220,12 @@ def make_v2_file(path: Path) -> None:
     make_v1_file(path)
     conn = sqlite3.connect(path, isolation_level=None)
     assert migrate(conn, target=2) == 2
+    # Version 2 stored the timestamp inside the JSON too (codec.encode_message).
+    x = {"role": "user", "content": "x", "timestamp": T0 + 7}
+    y = {"role": "user", "content": "y", "timestamp": T0 + 7}
     rows = [
-        ("c", T0 + 7, 0, 0, None, "user", None, json.dumps({"role": "user", "content": "x"})),
-        ("c", T0 + 7, 0, 0, None, "user", None, json.dumps({"role": "user", "content": "y"})),
+        ("c", T0 + 7, 0, 0, None, "user", None, json.dumps(x)),
+        ("c", T0 + 7, 0, 0, None, "user", None, json.dumps(y)),
         ("c", T0 + 8, 0, 0, None, "user", None, "{damaged"),
     ]
     conn.executemany(
@@ -310,3 +313,32 @@ async def test_a_version_1_file_migrates_through_to_ids(tmp_path: Path) -> None:
         assert len({m.id for m in full}) == len(full) == 5
         [record] = await store.get_messages_by_ids([full[0].id])  # type: ignore[list-item]
         assert (record.session_id, record.archived, record.message) == ("a", True, full[0])
+
+
+async def test_an_old_export_of_a_version_2_file_reimported_after_the_migration_writes_nothing(
+    tmp_path: Path,
+) -> None:
+    from aalis_api_memory.transfer import import_file
+
+    path = tmp_path / "v2.db"
+    make_v2_file(path)
+    # What `aalis export --all` wrote from this file before message identity: the same
+    # records, without ids (the rows' JSON as version 2 stored it).
+    conn = sqlite3.connect(path)
+    rows = conn.execute(
+        "SELECT session_id, archived, data FROM messages WHERE json_valid(data)"
+        " ORDER BY session_id, timestamp, seq"
+    ).fetchall()
+    conn.close()
+    lines = [{"format": "aalis-memory-export", "version": 1}]
+    lines += [
+        {"session_id": sid, "archived": bool(archived), "message": json.loads(data)}
+        for sid, archived, data in rows
+    ]
+    old = tmp_path / "old.jsonl"
+    old.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    async with SqliteMemory(path) as store:  # migrates: every message gets a new id
+        before = {sid: await store.export_session(sid) for sid in ("a", "b", "c")}
+        report = await import_file(store, old)
+        assert (report.messages_written, report.sessions_skipped) == (0, 3)
+        assert {sid: await store.export_session(sid) for sid in ("a", "b", "c")} == before

@@ -7,6 +7,7 @@ the test acts on the store while the model "thinks", then lets it answer.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import math
 from typing import Any
 
@@ -27,12 +28,21 @@ LONG = "This sentence is long enough to weigh something in the token estimate. "
 SPAN_SUMMARY = "The user wrote long sentences about the token estimate."
 
 
+def _id(*parts: object) -> str:
+    """The id a test message is saved under: the same for the same message built twice, so
+    what a test saved compares equal to what it reads back (stores keep ids)."""
+    return hashlib.sha1(repr(parts).encode()).hexdigest()[:20]
+
+
 def m(role: str, text: str | None, ts: int, **kw: Any) -> Message:
+    kw.setdefault("id", _id(role, text, ts))
     return Message(role=role, content=text, timestamp=ts, **kw)
 
 
 def marker(ts: int) -> Message:
-    return Message(role="notice", kind="event-marker", content="turn", timestamp=ts)
+    return Message(
+        role="notice", kind="event-marker", content="turn", timestamp=ts, id=_id("marker", ts)
+    )
 
 
 def reply(summary: str, keep: list[Any] | None = None) -> str:
@@ -308,7 +318,9 @@ async def test_a_timestamp_deletion_while_running_is_history_changed(
     task = await held(env)
     assert await env.memory.delete_messages_by_timestamps(SID, [2000]) == 1
     if announce:
-        await env.host.emit("memory_messages_deleted", session_id=SID, timestamps=[2000])
+        await env.host.emit(
+            "memory_messages_deleted", session_id=SID, timestamps=[2000], ids=[second.id]
+        )
     assert env.model.gate is not None
     env.model.gate.set()
     with pytest.raises(CompressionError) as excinfo:
@@ -622,7 +634,10 @@ async def test_clear_of_summaries(env: Any) -> None:
     from aalis_api_memory import run_clear
 
     for sid in ("a", "b"):
-        await env.save(sid, m("user", "hello", 1000), m("assistant", "hi", 1500))
+        # The same words in two sessions are two messages: ids of their own.
+        await env.save(
+            sid, m("user", "hello", 1000, id=f"{sid}-q"), m("assistant", "hi", 1500, id=f"{sid}-a")
+        )
         await env.service.compress(sid)
     await env.service.set_session_lines("a", compress_at=0.5)
 

@@ -290,7 +290,7 @@ async def test_a_late_timestamp_save_during_the_commit_stays_active(pair: Any, w
         reached, release = a.gate_commit()
         task = asyncio.create_task(a.service.compress(SID))
         await asyncio.wait_for(reached.wait(), 30)
-        late = Message(role="user", content="late but old", timestamp=T0 + 15)
+        late = Message(role="user", content="late but old", timestamp=T0 + 15, id="late")
         writer = b if where == "other host" else a
         save = asyncio.create_task(writer.memory.save_message(SID, late))
         if where == "same host":

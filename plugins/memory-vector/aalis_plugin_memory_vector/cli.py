@@ -1,4 +1,4 @@
-"""``aalis vector status|reindex|search|mode``: look into and repair the recall index."""
+"""``aalis vector status|check|reindex|search|mode``: look into and repair the recall index."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import click
 from aalis_api_embedding import embedder_kind
 
 from aalis_core.cli import open_host, run_async
+from aalis_plugin_memory_vector.indexer import BACKFILL_AT_START
 from aalis_plugin_memory_vector.overrides import override_lines
 from aalis_plugin_memory_vector.scope import MODES, OVERRIDES_NAMESPACE, as_mode
 
@@ -23,6 +24,7 @@ def _plugin(host: Any) -> Any:
 
 
 async def _status() -> list[str]:
+    BACKFILL_AT_START.set(False)  # report the gaps as found, not half backfilled
     async with open_host() as host:
         plugin = _plugin(host)
         caps = plugin.caps
@@ -64,7 +66,12 @@ async def _status() -> list[str]:
         gaps = plugin.indexer.gaps.items()
         lines.append(f"index gaps waiting for backfill: {len(gaps)}")
         for session_id, gap in gaps[:10]:
-            lines.append(f"  {session_id}: {gap.from_ts}..{gap.to_ts} ({gap.reason})")
+            span = "whole session" if gap.whole else f"{gap.from_ts}..{gap.to_ts}"
+            lines.append(f"  {session_id}: {span} ({gap.reason})")
+        lines.append(
+            "missing, orphaned and stale vectors per session: aalis vector check "
+            "(reads every session)"
+        )
         return lines
 
 
@@ -78,6 +85,54 @@ def status_command() -> None:
     """Show the embedder, the vectors per model, the scope settings and pending gaps."""
     for line in run_async(_status()):
         click.echo(line)
+
+
+async def _check(session_id: str | None, repair: bool) -> tuple[list[str], bool]:
+    if not repair:
+        BACKFILL_AT_START.set(False)  # compare what is there, not a backfill in progress
+    async with open_host() as host:
+        plugin = _plugin(host)
+        results = await plugin.check(session_id, repair=repair)
+        if repair:
+            after = await plugin.check(session_id)
+            differs = any(r.differs for r in after)
+        else:
+            differs = any(r.differs for r in results)
+    header = ("session", "messages", "indexed", "missing", "in gap", "orphaned", "stale")
+    rows = [
+        (r.session_id, r.messages, r.indexed, r.missing, r.in_gap, r.orphaned, r.stale)
+        for r in results
+    ]
+    totals = ("TOTAL", *(sum(int(row[i]) for row in rows) for i in range(1, 7)))
+    table = [header, *rows, totals]
+    widths = [max(len(str(row[i])) for row in table) for i in range(7)]
+    lines = [
+        "  ".join(
+            str(value).ljust(widths[i]) if i == 0 else str(value).rjust(widths[i])
+            for i, value in enumerate(row)
+        )
+        for row in table
+    ]
+    holes = sum(r.holes for r in results)
+    lines.append(f"missing and not in a recorded gap: {holes}")
+    for r in results:
+        if r.repaired:
+            lines.append(f"repaired {r.session_id}: {r.repaired}")
+    if repair:
+        lines.append("after repair: " + ("still differs" if differs else "index matches the store"))
+    return lines, differs
+
+
+@vector_group.command("check")
+@click.option("--session", "session_id", metavar="S", help="Check this session only.")
+@click.option("--repair", is_flag=True, help="Index the missing, delete orphans, re-embed stale.")
+def check_command(session_id: str | None, repair: bool) -> None:
+    """Compare the index with the message store per session; exit 1 when they differ."""
+    lines, differs = run_async(_check(session_id, repair))
+    for line in lines:
+        click.echo(line)
+    if differs:
+        raise SystemExit(1)
 
 
 async def _reindex(session_id: str | None) -> list[str]:

@@ -37,8 +37,9 @@ async def forget_vectors(
     for sid in request.private_sessions:
         deleted += await indexer.clear(sid)
     for sid, messages in request.group_messages.items():
+        # By id: another person's vector in the same millisecond stays.
         stamps = [m.timestamp for m in messages if m.timestamp is not None]
-        deleted += await indexer.forget(sid, stamps)
+        deleted += await indexer.forget(sid, stamps, [m.id for m in messages if m.id])
     person = (request.person.platform, request.person.user_id)
     entries = 0
     if caps.memory.present:

@@ -23,15 +23,17 @@ from aalis_api_memory import (
     memory,
 )
 from aalis_api_vectorstore import RecallHit, recall, vectorstore
-from aalis_schema_message import Message
+from aalis_schema_message import Message, new_message_id
 
 from aalis_core.markers import hookimpl
 from aalis_core.plugin import Plugin
 from aalis_plugin_memory_vector.config import MemoryVectorConfig
 from aalis_plugin_memory_vector.forgetting import forget_vectors
 from aalis_plugin_memory_vector.indexer import Indexer, IndexOutcome
+from aalis_plugin_memory_vector.maintenance import SessionCheck, check_index, reindex
 from aalis_plugin_memory_vector.persons import PersonRegistry
 from aalis_plugin_memory_vector.recall import VectorRecall
+from aalis_plugin_memory_vector.text import key_of
 
 if TYPE_CHECKING:
     from aalis_core.context import PluginContext
@@ -102,26 +104,14 @@ class MemoryVector(Plugin):
 
     async def reindex(self, session_id: str | None) -> dict[str, IndexOutcome]:
         """Re-embed from the message store (the source of truth): one session, or every
-        session (then every vector, of every model, is replaced)."""
+        session (then every vector, of every model, is replaced). See ``maintenance``."""
         indexer, _ = self._active()
-        mem = self.caps.memory.use
-        store = self.caps.vectorstore.use
-        if not self.caps.embedding.present:
-            raise LookupError("no embedding provider is active")
-        if session_id is None:
-            await indexer.clear(None)
-            sessions = [info.session_id for info in await mem.list_sessions()]
-        else:
-            await store.delete(session_id)
-            await indexer.gaps.drop(session_id)
-            sessions = [session_id]
-        outcomes: dict[str, IndexOutcome] = {}
-        for sid in sessions:
-            if self.persons is not None:  # the store is the truth for who speaks where too
-                await self.persons.rebuild(sid)
-            messages = await mem.get_full_history(sid, float("inf"))
-            outcomes[sid] = await indexer.index_now(sid, messages)
-        return outcomes
+        return await reindex(indexer, self.caps, session_id, self.persons)
+
+    async def check(self, session_id: str | None, *, repair: bool = False) -> list[SessionCheck]:
+        """Compare the index with the message store per session (``aalis vector check``)."""
+        indexer, _ = self._active()
+        return await check_index(indexer, self.caps, session_id, repair=repair)
 
     # -- clearing ---------------------------------------------------------------------------
 
@@ -138,36 +128,36 @@ class MemoryVector(Plugin):
     async def memory_clear(
         self, request: ClearRequest, call_next: Callable[[], Awaitable[None]]
     ) -> None:
-        if request.wants(VECTOR_CLEAR_TYPE) and self.indexer is not None:
-            named = request.types is not None
-            if not self.caps.vectorstore.present:
-                if named:
-                    request.report(self.name, False, "no vector store is active", VECTOR_CLEAR_TYPE)
-            else:
-                try:
-                    deleted = await self.indexer.clear(request.session_id)
-                except Exception as exc:
-                    request.report(
-                        self.name,
-                        False,
-                        f"vectors not cleared: {type(exc).__name__}: {exc}",
-                        VECTOR_CLEAR_TYPE,
-                    )
-                else:
-                    where = (
-                        "every session"
-                        if request.session_id is None
-                        else f"session {request.session_id!r}"
-                    )
-                    request.report(
-                        self.name,
-                        True,
-                        f"{deleted} vectors of {where} deleted",
-                        VECTOR_CLEAR_TYPE,
-                    )
+        # The history goes first, the vectors after: an indexer of another process that
+        # upserts in between re-checks its batch against the store and finds it gone, so
+        # nothing cleared comes back (docs/recall.md, "Identity and the recall check").
+        began = new_message_id()
         await call_next()
+        await self._drop_persons(request)
+        if not request.wants(VECTOR_CLEAR_TYPE) or self.indexer is None:
+            return
+        named = request.types is not None
+        if not self.caps.vectorstore.present:
+            if named:
+                request.report(self.name, False, "no vector store is active", VECTOR_CLEAR_TYPE)
+            return
+        try:
+            deleted = await self.indexer.clear(request.session_id, began)
+        except Exception as exc:
+            request.report(
+                self.name,
+                False,
+                f"vectors not cleared: {type(exc).__name__}: {exc}",
+                VECTOR_CLEAR_TYPE,
+            )
+            return
+        where = "every session" if request.session_id is None else f"session {request.session_id!r}"
+        request.report(self.name, True, f"{deleted} vectors of {where} deleted", VECTOR_CLEAR_TYPE)
+
+    async def _drop_persons(self, request: ClearRequest) -> None:
+        """The person registry follows the history it is derived from."""
         if self.persons is not None and self.caps.memory.present and history_cleared(request):
-            try:  # the person registry follows the history it is derived from
+            try:
                 await self.persons.drop(request.session_id)
             except Exception as exc:
                 assert self._ctx is not None
@@ -200,9 +190,11 @@ class MemoryVector(Plugin):
             await self.indexer.submit(session_id, messages)
 
     @hookimpl
-    async def memory_messages_deleted(self, session_id: str, timestamps: Sequence[int]) -> None:
+    async def memory_messages_deleted(
+        self, session_id: str, timestamps: Sequence[int], ids: Sequence[str]
+    ) -> None:
         if self.indexer is not None:
-            await self.indexer.forget(session_id, timestamps)
+            await self.indexer.forget(session_id, timestamps, ids)
 
     @hookimpl
     async def memory_messages_rewritten(self, session_id: str, messages: Sequence[Message]) -> None:
@@ -218,9 +210,7 @@ class MemoryVector(Plugin):
         if not (self.caps.embedding.present and self.caps.vectorstore.present):
             return []
         await self.indexer.settle(self.config.settle_s)
-        exclude = {
-            (request.session_id, m.timestamp) for m in request.history if m.timestamp is not None
-        }
+        exclude = {key_of(request.session_id, m) for m in request.history}
         hits: list[RecallHit] = await self.recall.search(
             request.session_id,
             request.query,

@@ -32,7 +32,13 @@ from aalis_plugin_memory_vector.scope import (
     override_value,
     resolve_mode,
 )
-from aalis_plugin_memory_vector.text import INDEXED_ROLES, clip, indexable
+from aalis_plugin_memory_vector.text import (
+    INDEXED_ROLES,
+    clip,
+    indexable,
+    key_of,
+)
+from aalis_plugin_memory_vector.verify import Wanted
 
 _UNSET = UNSET
 
@@ -185,12 +191,12 @@ class VectorRecall:
         k: int | None = None,
         platform: str | None = None,
         narrow: str | None = None,
-        exclude: Collection[tuple[str, int]] = (),
+        exclude: Collection[str] = (),
         min_score: float | None = None,
     ) -> list[RecallHit]:
         """The search behind ``recall``; ``session_id`` None searches every session (the
-        operator's ``aalis vector search``), ``exclude`` leaves out (session, timestamp)
-        pairs the caller already has."""
+        operator's ``aalis vector search``), ``exclude`` leaves out the messages (by the
+        key of their vector, ``key_of``) the caller already has."""
         if not isinstance(query, str):
             raise TypeError(f"query must be a str, got {type(query).__name__}")
         if k is None:
@@ -213,26 +219,82 @@ class VectorRecall:
                 f"the embedder did not answer within {self._config.embed_timeout_s:g} s"
             ) from None
         excluded = set(exclude)
-        found: list[VectorHit] = await store.search(vector, k + len(excluded), where)
-        ranked = sorted(found, key=lambda hit: (-hit.score, -hit.timestamp))
         hits: list[RecallHit] = []
-        for hit in ranked:
-            if (hit.session_id, hit.timestamp) in excluded:
-                continue
-            if min_score is not None and hit.score < min_score:
+        want = k + len(excluded)
+        for _ in range(4):  # a retry only when checked-out hits left fewer than k
+            found: list[VectorHit] = await store.search(vector, want, where)
+            ranked = sorted(found, key=lambda hit: (-hit.score, -hit.timestamp))
+            current = await self._checked(store, ranked)
+            hits = []
+            for hit in ranked:
+                if hit.message_id in excluded:
+                    continue
+                if min_score is not None and hit.score < min_score:
+                    break
+                message = current.get(hit.message_id) if current is not None else None
+                if current is not None and message is None:
+                    continue  # gone from the store, or stale: never shown
+                hits.append(await self._with_neighbours(hit, message))
+                if len(hits) >= k:
+                    break
+            dropped = len(ranked) - len(current) if current is not None else 0
+            if len(hits) >= k or len(found) < want or not dropped:
                 break
-            hits.append(await self._with_neighbours(hit))
-            if len(hits) >= k:
-                break
+            want *= 2
         return hits
 
-    async def _with_neighbours(self, hit: VectorHit) -> RecallHit:
-        fallback = Message(
+    async def _checked(self, store: Any, hits: list[VectorHit]) -> dict[str, Message] | None:
+        """The store's current message of every hit that may be shown (docs/recall.md,
+        "Identity and the recall check"): a hit whose message is gone loses its vector
+        (an orphan, e.g. cleared by another process); a hit whose text is no longer the
+        message's (rewritten) loses its vector and is queued again with the current text.
+        None when the store cannot be asked (hits are then shown as stored)."""
+        try:
+            current = await self._indexer.view.lookup(
+                [Wanted(h.message_id, h.session_id, h.timestamp) for h in hits]
+            )
+        except Exception as exc:  # unverified text is never shown
+            raise RecallUnavailable(
+                f"the message store could not confirm the hits: {type(exc).__name__}: {exc}"
+            ) from exc
+        if current is None:
+            return None
+        limit = self._config.max_text_chars
+        shown: dict[str, Message] = {}
+        doomed: dict[str, list[str]] = {}
+        stale: dict[str, list[Message]] = {}
+        for hit in hits:
+            message = current.get(hit.message_id)
+            if message is not None and indexable(message):
+                if clip(message.content or "", limit) == hit.text:
+                    shown[hit.message_id] = message
+                    continue
+                stale.setdefault(hit.session_id, []).append(message)
+            doomed.setdefault(hit.session_id, []).append(hit.message_id)
+        for session_id, ids in doomed.items():
+            try:
+                await store.delete(session_id, ids)
+            except Exception as exc:
+                self._logger.warning("orphaned vectors not deleted", error=str(exc))
+        for session_id, messages in stale.items():
+            await self._indexer.submit(session_id, messages)
+        if doomed:
+            self._logger.info(
+                "recall dropped vectors the message store no longer backs",
+                orphaned=sum(len(v) for v in doomed.values()) - sum(len(v) for v in stale.values()),
+                stale=sum(len(v) for v in stale.values()),
+            )
+        return shown
+
+    async def _with_neighbours(self, hit: VectorHit, message: Message | None) -> RecallHit:
+        shown = message or Message(
             role=hit.role,
             content=hit.text,
             timestamp=hit.timestamp,
             metadata={"platform": hit.platform} if hit.platform is not None else None,
+            id=None if hit.message_id.startswith("~") else hit.message_id,
         )
+        score = hit.score if math.isfinite(hit.score) else 0.0
         around: list[Message] = []
         if self._memory.present and self._config.neighbours > 0:
             window = self._config.neighbour_window_ms
@@ -244,38 +306,34 @@ class VectorRecall:
                 self._logger.warning("neighbours unreadable", error=str(exc))
         conversation = [m for m in around if indexable(m)]
         at = next(
-            (
-                i
-                for i, m in enumerate(conversation)
-                if m.timestamp == hit.timestamp and m.role == hit.role
-            ),
+            (i for i, m in enumerate(conversation) if key_of(hit.session_id, m) == hit.message_id),
             None,
         )
-        if at is None:  # the message is gone from the store (a context-only clear)
-            return RecallHit(session_id=hit.session_id, message=fallback, score=hit.score)
+        if at is None:
+            return RecallHit(session_id=hit.session_id, message=shown, score=score)
         n = self._config.neighbours
         neighbours = (*conversation[max(0, at - n) : at], *conversation[at + 1 : at + 1 + n])
         return RecallHit(
             session_id=hit.session_id,
             message=conversation[at],
-            score=hit.score if math.isfinite(hit.score) else 0.0,
+            score=score,
             neighbours=tuple(neighbours),
         )
 
     # -- the prompt block -------------------------------------------------------------------
 
     def block_text(
-        self, session_id: str, hits: list[RecallHit], exclude: Collection[tuple[str, int]]
+        self, session_id: str, hits: list[RecallHit], exclude: Collection[str]
     ) -> str | None:
         """The hits and their neighbours as one block, in time order, without what the
         prompt already carries and without repeating a message twice."""
-        seen: set[tuple[str, int, str]] = set()
+        seen: set[str] = set()
         lines: list[tuple[int, str]] = []
         for hit in hits:
             for message in (*hit.neighbours, hit.message):
                 ts = message.timestamp or 0
-                key = (hit.session_id, ts, message.role)
-                if key in seen or (hit.session_id, ts) in exclude:
+                key = key_of(hit.session_id, message)
+                if key in seen or key in exclude:
                     continue
                 seen.add(key)
                 where = "this session" if hit.session_id == session_id else hit.session_id

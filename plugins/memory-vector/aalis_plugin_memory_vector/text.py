@@ -23,6 +23,28 @@ def indexable(message: Message) -> bool:
     return isinstance(message.content, str) and bool(message.content.strip())
 
 
+def key_of(session_id: str, message: Message) -> str:
+    """The key of a message's vector: its id (``Message.id``). A message from a store
+    without identity has none; it gets a key made of what such a store can name it by
+    (session, timestamp, role), which is only as exact as that store allows."""
+    if message.id is not None:
+        return message.id
+    return legacy_key(session_id, message)
+
+
+def legacy_key(session_id: str, message: Message) -> str:
+    """The key of a message announced without an id (what ``key_of`` falls back to)."""
+    return f"~{session_id}\x1f{message.timestamp}\x1f{message.role}"
+
+
+def is_key_of(key: str, session_id: str, message: Message) -> bool:
+    """True when ``key`` names ``message``: its id, or, for a vector made from an
+    announcement without an id, its session, timestamp and role."""
+    if key.startswith("~"):
+        return key == legacy_key(session_id, message)
+    return key == message.id
+
+
 def clip(text: str, limit: int) -> str:
     """``text`` cut to at most ``limit`` characters, never inside a surrogate pair, with
     lone surrogates replaced so every embedder can encode it as UTF-8."""
@@ -41,4 +63,12 @@ def metadata_str(message: Message, key: str) -> str | None:
     return value if isinstance(value, str) else None
 
 
-__all__ = ["INDEXED_ROLES", "clip", "indexable", "metadata_str"]
+__all__ = [
+    "INDEXED_ROLES",
+    "clip",
+    "indexable",
+    "is_key_of",
+    "key_of",
+    "legacy_key",
+    "metadata_str",
+]

@@ -30,6 +30,7 @@ from aalis_api_memory import (
     undo_last_turn,
 )
 from aalis_api_memory.validation import check_session_id
+from aalis_api_relation import FactNotFound
 from aalis_api_vectorstore import RecallUnavailable
 from sse_starlette.sse import EventSourceResponse
 from starlette.applications import Starlette
@@ -50,6 +51,7 @@ from aalis_plugin_serve.confirm import (
     require_confirmation,
     undo_preview,
 )
+from aalis_plugin_serve.facts import edit_fact, fact_json, session_facts
 from aalis_plugin_serve.forget import parse_person, persons_of, run_forget
 from aalis_plugin_serve.security import COOKIE, BodyLimit, Denied, Guard
 from aalis_plugin_serve.timeline import summary_json, timeline
@@ -309,14 +311,54 @@ def create_app(state: ServeState) -> Any:
             }
         )
 
-    async def persons(request: Request) -> Response:
-        session_id = _session(request)
+    async def persons_in(session_id: str) -> list[dict[str, Any]]:
         service = memory()
         if supports(service, Transfer, "export_session"):
             messages = [record.message for record in await service.export_session(session_id)]
         else:
             messages = await service.get_history(session_id, math.inf)
-        return JSONResponse({"session_id": session_id, "persons": persons_of(messages)})
+        return persons_of(messages)
+
+    async def persons(request: Request) -> Response:
+        session_id = _session(request)
+        return JSONResponse({"session_id": session_id, "persons": await persons_in(session_id)})
+
+    def relation() -> Any:
+        handle = state.caps.relation
+        if not handle.present:
+            raise NotFound("no relation provider is active (install aalis-plugin-user-relation)")
+        return handle.use
+
+    async def facts(request: Request) -> Response:
+        session_id = _session(request)
+        service = relation()
+        return JSONResponse(await session_facts(service, session_id, await persons_in(session_id)))
+
+    async def fact_edit(request: Request) -> Response:
+        service = relation()
+        body = await _json_body(request)
+        value = body.get("value")
+        if not isinstance(value, str) or not value.strip():
+            raise BadRequest("value must be a non-empty string")
+        try:
+            fact = await edit_fact(service, request.path_params["fact_id"], value)
+        except FactNotFound as exc:
+            raise NotFound(str(exc)) from None
+        except NotImplementedError as exc:
+            return _error(501, str(exc))
+        except ValueError as exc:
+            raise BadRequest(str(exc)) from None
+        return JSONResponse({"fact": fact_json(fact)})
+
+    async def fact_retract(request: Request) -> Response:
+        service = relation()
+        fact_id = request.path_params["fact_id"]
+        require_confirmation(await _json_body(request), f"retracting fact {fact_id}")
+        try:
+            await service.retract(fact_id)
+        except FactNotFound as exc:
+            raise NotFound(str(exc)) from None
+        return JSONResponse({"retracted": fact_id})
 
     async def forget(request: Request) -> Response:
         body = await _json_body(request)
@@ -441,6 +483,15 @@ def create_app(state: ServeState) -> Any:
         ),
         Route("/api/sessions/{session_id:path}/undo", _guarded(state, undo_plan)),
         Route("/api/sessions/{session_id:path}/persons", _guarded(state, persons)),
+        Route("/api/sessions/{session_id:path}/facts", _guarded(state, facts)),
+        Route(
+            "/api/facts/{fact_id}/edit", _guarded(state, fact_edit, write=True), methods=["POST"]
+        ),
+        Route(
+            "/api/facts/{fact_id}/retract",
+            _guarded(state, fact_retract, write=True),
+            methods=["POST"],
+        ),
         Route("/api/forget", _guarded(state, forget, write=True), methods=["POST"]),
         Route("/api/recall", _guarded(state, recall_search)),
         Route("/api/metadata", _guarded(state, namespaces)),

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from aalis_api_memory import compression, memory
+from aalis_api_relation import relation
 from aalis_api_vectorstore import recall
 
 from aalis_core.markers import hookimpl
@@ -26,6 +27,7 @@ class Serve(Plugin):
         "memory": memory,
         "compression": compression,
         "recall": recall,
+        "relation": relation,
     }
     Config: ClassVar[type[ServeConfig]] = ServeConfig
 

@@ -216,14 +216,71 @@ async def test_undo_and_forget_ask_first_and_name_what_goes(
     ]
     await page.screenshot(path=str(out / "serve-undone.png"), full_page=True)
 
-    # Forget names the person; cancelled, nothing goes; accepted, this contract has no
-    # forget_person yet and the page says so.
+    # Forget names the person; cancelled, nothing goes; accepted, the person is gone from
+    # every layer and the page shows a row per layer.
     questions = await answer_next_dialog(page, accept=False)
     await forget.click()
     await page.wait_for_selector("#rows strong:text-is('Forget cancelled: nothing was removed')")
     assert questions[0].startswith("Forget cli:alice everywhere?")
     questions = await answer_next_dialog(page, accept=True)
     await forget.click()
-    await page.wait_for_selector("#rows strong:text-is('Forget failed')")
-    assert "forget_person" in (await page.locator("#rows .row").first.text_content() or "")
-    assert len(await store.get_history("dm", 10)) == 2
+    await page.wait_for_selector("#rows strong:text-is('Forgotten: cli:alice')")
+    rows = await page.locator("#rows .row").all_text_contents()
+    assert any(row.startswith("ok ") and "[memory]" in row for row in rows), rows
+    assert await store.get_history("dm", 10) == []
+
+
+async def test_the_facts_panel_shows_history_edits_and_retracts(
+    served: Served, page: Any, tmp_path: Path
+) -> None:
+    from aalis_schema_message import new_message_id
+
+    store = served.host.capability(memory).use
+    ada = {"platform": "cli", "user_id": "ada"}
+    for ts, text in [
+        (1_700_000_000_000, "I live in Paris."),
+        (1_700_000_060_000, "I moved to Berlin."),
+    ]:
+        message = Message(
+            id=new_message_id(), role="user", content=text, timestamp=ts, metadata=ada
+        )
+        await store.save_message("me", message)
+        await served.host.emit("memory_messages_saved", session_id="me", messages=[message])
+    deriver = served.host.plugin("user-relation").active()[0]  # type: ignore[union-attr]
+    assert await deriver.settle(5.0)
+
+    await page.goto(f"{served.url}/?token={served.token}")
+    await page.click('#sessions button[data-session="me"]')
+    await page.wait_for_selector("#facts-box:not([hidden])")
+    facts = page.locator("#facts li.fact")
+    assert await facts.count() == 2
+    old = (await facts.nth(0).text_content()) or ""
+    assert old.startswith("city: Paris")
+    assert "superseded" in old
+    assert "Edit" not in old  # a superseded fact is history: nothing to edit
+    current = (await facts.nth(1).text_content()) or ""
+    assert current.startswith("city: Berlin")
+    assert "current since" in current
+
+    # Edit: the typed value supersedes Berlin, which stays in the history.
+    async def type_munich(dialog: Any) -> None:
+        await dialog.accept("Munich")
+
+    page.once("dialog", type_munich)
+    await facts.nth(1).locator("button", has_text="Edit").click()
+    await page.wait_for_selector("#facts li.fact:has-text('city: Munich')")
+    assert await page.locator("#facts li.fact").count() == 3
+
+    # Retract asks first; cancelled, nothing goes; accepted, Berlin is current again.
+    munich = page.locator("#facts li.fact:has-text('city: Munich')")
+    questions = await answer_next_dialog(page, accept=False)
+    await munich.locator("button", has_text="Retract").click()
+    await page.wait_for_timeout(300)
+    assert questions[0].startswith("Retract city: Munich?")
+    assert await page.locator("#facts li.fact").count() == 3
+    await answer_next_dialog(page, accept=True)
+    await munich.locator("button", has_text="Retract").click()
+    await page.wait_for_selector("#facts li.fact:has-text('city: Munich')", state="detached")
+    berlin = (await page.locator("#facts li.fact:has-text('city: Berlin')").text_content()) or ""
+    assert "current since" in berlin
+    await page.screenshot(path=str(shots(tmp_path) / "serve-facts.png"), full_page=True)

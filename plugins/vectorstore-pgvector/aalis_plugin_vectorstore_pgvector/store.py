@@ -30,16 +30,17 @@ from aalis_api_vectorstore.errors import DimensionMismatch, VectorStoreUnavailab
 from aalis_api_vectorstore.types import (
     ModelStats,
     ScopeFilter,
+    VectorEntry,
     VectorHit,
     VectorRecord,
     VectorStoreStats,
 )
 from aalis_api_vectorstore.validation import (
     batch_dims,
+    check_delete,
     check_k,
     check_records,
     check_session_id,
-    check_timestamps,
     check_where,
     float_row,
 )
@@ -49,7 +50,7 @@ from psycopg_pool import AsyncConnectionPool
 from aalis_core.logging import redact
 from aalis_plugin_vectorstore_pgvector.config import PgvectorConfig
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 
 
@@ -194,6 +195,26 @@ class PgvectorStore:
                     " dim integer NOT NULL)"
                 )
                 await conn.execute(f"INSERT INTO {s}.aalis_migrations (version) VALUES (1)")
+            if current < 2:
+                # Keyed on the message id from now on. Vectors written before have none:
+                # they are dropped and their sessions remembered until memory-vector has
+                # recorded them as index gaps (re-embedded from the message store).
+                await conn.execute(
+                    f'CREATE TABLE {s}.dropped_sessions (session_id text COLLATE "C" PRIMARY KEY)'
+                )
+                await conn.execute(
+                    f"INSERT INTO {s}.dropped_sessions SELECT DISTINCT session_id FROM {s}.vectors"
+                )
+                await conn.execute(f"DELETE FROM {s}.vectors")
+                await conn.execute(f"ALTER TABLE {s}.vectors DROP CONSTRAINT vectors_pkey")
+                await conn.execute(
+                    f'ALTER TABLE {s}.vectors ADD COLUMN message_id text COLLATE "C" NOT NULL'
+                )
+                await conn.execute(f"ALTER TABLE {s}.vectors ADD PRIMARY KEY (message_id)")
+                await conn.execute(
+                    f"CREATE INDEX vectors_session_ts ON {s}.vectors (session_id, ts)"
+                )
+                await conn.execute(f"INSERT INTO {s}.aalis_migrations (version) VALUES (2)")
 
     @property
     def pool(self) -> AsyncConnectionPool[Any]:
@@ -276,9 +297,10 @@ class PgvectorStore:
     async def upsert(self, records: Sequence[VectorRecord]) -> int:
         batch = check_records(records)
         dims = batch_dims(batch)
-        rows: dict[tuple[str, int, str], tuple[Any, ...]] = {}
+        rows: dict[str, tuple[Any, ...]] = {}
         for record in batch:
             for value, what in (
+                (record.message_id, "message_id"),
                 (record.session_id, "session_id"),
                 (record.role, "role"),
                 (record.model_id, "model_id"),
@@ -289,9 +311,13 @@ class PgvectorStore:
                 _check_text(value, what)
             if not INT64_MIN <= record.timestamp <= INT64_MAX:
                 raise ValueError(f"timestamp {record.timestamp} does not fit in a bigint")
-            key = (escape(record.session_id), record.timestamp, escape(record.role))
-            rows[key] = (  # a key twice in one batch: the last one wins
-                *key,
+            key = escape(record.message_id)
+            rows.pop(key, None)  # a key twice in one batch: the last one wins
+            rows[key] = (
+                key,
+                escape(record.session_id),
+                record.timestamp,
+                escape(record.role),
                 escape(record.model_id),
                 escape(record.text),
                 _opt(record.platform),
@@ -306,21 +332,35 @@ class PgvectorStore:
                 await self._ensure_model(conn, model_id, dim)
             async with conn.cursor() as cursor:
                 await cursor.executemany(
-                    f"INSERT INTO {s}.vectors (session_id, ts, role, model_id, text, platform,"
-                    " user_id, embedding) VALUES (%s, %s, %s, %s, %s, %s, %s, %s::vector)"
-                    " ON CONFLICT (session_id, ts, role) DO UPDATE SET model_id = excluded.model_id,"
+                    f"INSERT INTO {s}.vectors (message_id, session_id, ts, role, model_id, text,"
+                    " platform, user_id, embedding)"
+                    " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s::vector)"
+                    " ON CONFLICT (message_id) DO UPDATE SET session_id = excluded.session_id,"
+                    " ts = excluded.ts, role = excluded.role, model_id = excluded.model_id,"
                     " text = excluded.text, platform = excluded.platform,"
                     " user_id = excluded.user_id, embedding = excluded.embedding",
                     list(rows.values()),
                 )
         return len(batch)
 
-    async def delete(self, session_id: str, timestamps: Iterable[int] | None = None) -> int:
-        session_id = check_session_id(session_id)
-        wanted = check_timestamps(timestamps)
+    async def delete(
+        self,
+        session_id: str,
+        ids: Iterable[str] | None = None,
+        *,
+        timestamps: Iterable[int] | None = None,
+    ) -> int:
+        session_id, wanted_ids, wanted = check_delete(session_id, ids, timestamps)
         sid = escape(session_id)
         async with self.pool.connection() as conn:
-            if wanted is None:
+            if wanted_ids is not None:
+                if not wanted_ids:
+                    return 0
+                cursor = await conn.execute(
+                    f"DELETE FROM {self._s}.vectors WHERE session_id = %s AND message_id = ANY(%s)",
+                    (sid, [escape(i) for i in wanted_ids]),
+                )
+            elif wanted is None:
                 cursor = await conn.execute(
                     f"DELETE FROM {self._s}.vectors WHERE session_id = %s", (sid,)
                 )
@@ -338,6 +378,54 @@ class PgvectorStore:
         async with self.pool.connection() as conn:
             cursor = await conn.execute(f"DELETE FROM {self._s}.vectors")
             return max(int(cursor.rowcount), 0)
+
+    async def entries(self, session_id: str) -> list[VectorEntry]:
+        sid = check_session_id(session_id)
+        async with self.pool.connection() as conn:
+            cursor = await conn.execute(
+                f"SELECT message_id, ts, role, model_id, text FROM {self._s}.vectors"
+                " WHERE session_id = %s ORDER BY ts, message_id",
+                (escape(sid),),
+            )
+            rows = await cursor.fetchall()
+        return [
+            VectorEntry(
+                message_id=unescape(m),
+                session_id=sid,
+                timestamp=int(ts),
+                role=unescape(role),
+                model_id=unescape(model),
+                text=unescape(text),
+            )
+            for m, ts, role, model, text in rows
+        ]
+
+    async def sessions(self) -> list[str]:
+        async with self.pool.connection() as conn:
+            cursor = await conn.execute(
+                f"SELECT DISTINCT session_id FROM {self._s}.vectors ORDER BY session_id"
+            )
+            rows = await cursor.fetchall()
+        return [unescape(row[0]) for row in rows]
+
+    async def dropped_sessions(self) -> list[str]:
+        """Sessions whose vectors the identity migration dropped (see ``DroppedSessions``)."""
+        async with self.pool.connection() as conn:
+            cursor = await conn.execute(
+                f"SELECT session_id FROM {self._s}.dropped_sessions ORDER BY session_id"
+            )
+            rows = await cursor.fetchall()
+        return [unescape(row[0]) for row in rows]
+
+    async def acknowledge_dropped(self, session_ids: Sequence[str]) -> None:
+        """Forget those sessions: their gaps are recorded in the message store."""
+        ids = [escape(check_session_id(s)) for s in session_ids]
+        if not ids:
+            return
+        async with self.pool.connection() as conn:
+            await conn.execute(
+                f"DELETE FROM {self._s}.dropped_sessions WHERE session_id = ANY(%s)", (ids,)
+            )
 
     # -- reads ---------------------------------------------------------------------------
 
@@ -406,10 +494,11 @@ class PgvectorStore:
         # in scope, with a zero vector's NaN distance read as cosine 0.
         order = f"coalesce(nullif({distance}, 'NaN'), 1)" if exact else distance
         return (
-            "SELECT session_id, ts, role, text, platform, user_id, distance FROM ("
+            "SELECT session_id, ts, role, text, platform, user_id, distance, message_id FROM ("
             f" SELECT session_id, ts, role, text, platform, user_id, {distance} AS distance,"
+            " message_id,"
             f" {order} AS rank FROM {self._s}.vectors WHERE {filters}"
-            f" ORDER BY {order} LIMIT %(k)s) AS found ORDER BY rank, ts DESC"
+            f" ORDER BY {order} LIMIT %(k)s) AS found ORDER BY rank, ts DESC, message_id"
         )
 
     async def _search(
@@ -441,9 +530,10 @@ class PgvectorStore:
 
     @staticmethod
     def _hit(model_id: str, row: tuple[Any, ...]) -> VectorHit:
-        session_id, ts, role, text, platform, user_id, distance = row
+        session_id, ts, role, text, platform, user_id, distance, message_id = row
         score = 0.0 if distance is None or math.isnan(distance) else 1.0 - float(distance)
         return VectorHit(
+            message_id=unescape(message_id),
             session_id=unescape(session_id),
             timestamp=int(ts),
             role=unescape(role),

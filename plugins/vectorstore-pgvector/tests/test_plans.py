@@ -35,6 +35,7 @@ async def filled(pg_server: TestServer) -> AsyncIterator[PgvectorStore]:
             rng = random.Random(3)
             records = [
                 VectorRecord(
+                    message_id=f"m{i}",
                     session_id=f"s{i % 200}",
                     timestamp=i,
                     role="user",

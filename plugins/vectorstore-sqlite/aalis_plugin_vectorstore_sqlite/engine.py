@@ -22,6 +22,7 @@ from aalis_api_vectorstore import (
     DimensionMismatch,
     ModelStats,
     ScopeFilter,
+    VectorEntry,
     VectorHit,
     VectorRecord,
     VectorStoreError,
@@ -38,7 +39,7 @@ T = TypeVar("T")
 _MAX_INLINE = 500
 #: Below this share of a model's rows in scope, only those rows are gathered and scored.
 _GATHER_SHARE = 0.25
-_Row = tuple[str, int, str, str, str | None, str | None, str, bytes]
+_Row = tuple[str, str, int, str, str, str | None, str | None, str, bytes]
 
 
 @attrs.frozen
@@ -97,6 +98,7 @@ def prepare(records: Sequence[VectorRecord]) -> PreparedBatch:
     out: list[_Row] = []
     for record in records:
         for value, what in (
+            (record.message_id, "message_id"),
             (record.session_id, "session_id"),
             (record.role, "role"),
             (record.text, "text"),
@@ -108,6 +110,7 @@ def prepare(records: Sequence[VectorRecord]) -> PreparedBatch:
         offsets[record.model_id] = index + 1
         out.append(
             (
+                record.message_id,
                 record.session_id,
                 record.timestamp,
                 record.role,
@@ -177,12 +180,11 @@ class Engine:
             )
         max_id = conn.execute("SELECT coalesce(max(id), 0) FROM vectors").fetchone()[0]
         deleted = conn.executemany(
-            "DELETE FROM vectors WHERE session_id = ? AND timestamp = ? AND role = ?",
-            [row[:3] for row in batch.rows],
+            "DELETE FROM vectors WHERE message_id = ?", [row[:1] for row in batch.rows]
         ).rowcount
         conn.executemany(
-            "INSERT INTO vectors (session_id, timestamp, role, model_id, platform, user_id, "
-            "text, vector) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO vectors (message_id, session_id, timestamp, role, model_id, platform, "
+            "user_id, text, vector) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
             batch.rows,
         )
         self._after_write(batch, before, replaced=deleted > 0, max_id=int(max_id))
@@ -221,28 +223,82 @@ class Engine:
             matrix.append(ids, batch.raw[model_id])
             matrix.version = int(version)
 
-    def delete(self, session_id: str, timestamps: list[int] | None) -> int:
+    def delete(self, session_id: str, ids: list[str] | None, timestamps: list[int] | None) -> int:
+        column, values = ("message_id", ids) if ids is not None else ("timestamp", timestamps)
+
         def body() -> int:
-            if timestamps is None:
+            if values is None:
                 count = self.conn.execute(
                     "DELETE FROM vectors WHERE session_id = ?", (session_id,)
                 ).rowcount
             else:
                 count = 0
-                for start in range(0, len(timestamps), _MAX_INLINE):
-                    chunk = timestamps[start : start + _MAX_INLINE]
+                for start in range(0, len(values), _MAX_INLINE):
+                    chunk = values[start : start + _MAX_INLINE]
                     marks = ",".join("?" * len(chunk))
                     count += self.conn.execute(
-                        f"DELETE FROM vectors WHERE session_id = ? AND timestamp IN ({marks})",
+                        f"DELETE FROM vectors WHERE session_id = ? AND {column} IN ({marks})",
                         (session_id, *chunk),
                     ).rowcount
             if count:
                 self.matrices.clear()
             return int(count)
 
-        if timestamps is not None and not timestamps:
+        if values is not None and not values:
             return 0
         return self._run("BEGIN IMMEDIATE", body)
+
+    def entries(self, session_id: str) -> list[VectorEntry]:
+        def body() -> list[VectorEntry]:
+            rows = self.conn.execute(
+                "SELECT message_id, timestamp, role, model_id, text FROM vectors "
+                "WHERE session_id = ? ORDER BY timestamp, message_id",
+                (session_id,),
+            ).fetchall()
+            return [
+                VectorEntry(
+                    message_id=m,
+                    session_id=session_id,
+                    timestamp=int(t),
+                    role=r,
+                    model_id=mo,
+                    text=x,
+                )
+                for m, t, r, mo, x in rows
+            ]
+
+        return self._run("BEGIN", body)
+
+    def sessions(self) -> list[str]:
+        return self._run(
+            "BEGIN",
+            lambda: [
+                str(row[0])
+                for row in self.conn.execute(
+                    "SELECT DISTINCT session_id FROM vectors ORDER BY session_id"
+                )
+            ],
+        )
+
+    def dropped_sessions(self) -> list[str]:
+        return self._run(
+            "BEGIN",
+            lambda: [
+                str(row[0])
+                for row in self.conn.execute(
+                    "SELECT session_id FROM dropped_sessions ORDER BY session_id"
+                )
+            ],
+        )
+
+    def acknowledge_dropped(self, session_ids: list[str]) -> None:
+        def body() -> None:
+            self.conn.executemany(
+                "DELETE FROM dropped_sessions WHERE session_id = ?", [(s,) for s in session_ids]
+            )
+
+        if session_ids:
+            self._run("BEGIN IMMEDIATE", body)
 
     def delete_all(self) -> int:
         def body() -> int:
@@ -383,12 +439,12 @@ class Engine:
         if len(ids) == 0:
             return []
         wanted = [int(i) for i in ids]
-        fields: dict[int, tuple[int, str, int, str, str, str | None, str | None]] = {}
+        fields: dict[int, tuple[int, str, int, str, str, str | None, str | None, str]] = {}
         for start in range(0, len(wanted), _MAX_INLINE):
             chunk = wanted[start : start + _MAX_INLINE]
             marks = ",".join("?" * len(chunk))
             for row in self.conn.execute(
-                "SELECT id, session_id, timestamp, role, text, platform, user_id "
+                "SELECT id, session_id, timestamp, role, text, platform, user_id, message_id "
                 f"FROM vectors WHERE id IN ({marks})",
                 chunk,
             ):
@@ -398,6 +454,7 @@ class Engine:
             row = fields[row_id]
             hits.append(
                 VectorHit(
+                    message_id=row[7],
                     session_id=row[1],
                     timestamp=int(row[2]),
                     role=row[3],

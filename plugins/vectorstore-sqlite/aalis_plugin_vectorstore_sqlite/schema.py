@@ -68,9 +68,53 @@ def _m0001(conn: sqlite3.Connection) -> None:
     )
 
 
+def _m0002(conn: sqlite3.Connection) -> None:
+    # Vectors are keyed on the message id from now on (two messages of one millisecond
+    # are two vectors). Vectors written before have no id and cannot be matched to their
+    # message for sure, so they are dropped; their sessions are remembered in
+    # ``dropped_sessions`` until memory-vector has recorded them as index gaps, which
+    # re-embeds them from the message store: nothing is lost silently (docs/recall.md).
+    conn.execute("CREATE TABLE dropped_sessions (session_id TEXT NOT NULL PRIMARY KEY)")
+    conn.execute("INSERT INTO dropped_sessions SELECT DISTINCT session_id FROM vectors")
+    conn.execute("DROP TABLE vectors")
+    conn.execute(
+        """CREATE TABLE vectors (
+               id INTEGER PRIMARY KEY,
+               message_id TEXT NOT NULL,
+               session_id TEXT NOT NULL,
+               timestamp INTEGER NOT NULL,
+               role TEXT NOT NULL,
+               model_id TEXT NOT NULL,
+               platform TEXT,
+               user_id TEXT,
+               text TEXT NOT NULL,
+               vector BLOB NOT NULL
+           )"""
+    )
+    conn.execute("CREATE UNIQUE INDEX vectors_message ON vectors (message_id)")
+    conn.execute("CREATE INDEX vectors_session_time ON vectors (session_id, timestamp)")
+    conn.execute("CREATE INDEX vectors_model_session ON vectors (model_id, session_id)")
+    conn.execute("CREATE INDEX vectors_model_platform ON vectors (model_id, platform)")
+    conn.execute("CREATE INDEX vectors_model_user ON vectors (model_id, user_id)")
+    conn.execute("UPDATE models SET count = 0, version = version + 1")
+    conn.execute(
+        """CREATE TRIGGER vectors_inserted AFTER INSERT ON vectors BEGIN
+               UPDATE models SET count = count + 1, version = version + 1
+               WHERE model_id = NEW.model_id;
+           END"""
+    )
+    conn.execute(
+        """CREATE TRIGGER vectors_deleted AFTER DELETE ON vectors BEGIN
+               UPDATE models SET count = count - 1, version = version + 1
+               WHERE model_id = OLD.model_id;
+           END"""
+    )
+
+
 #: (name, migration) in order; released names never change.
 MIGRATIONS: tuple[tuple[str, Callable[[sqlite3.Connection], None]], ...] = (
     ("0001_vectors_and_models", _m0001),
+    ("0002_message_ids", _m0002),
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -20,6 +20,7 @@ from typing import Any, TypeVar
 import structlog
 from aalis_api_vectorstore import (
     ScopeFilter,
+    VectorEntry,
     VectorHit,
     VectorKey,
     VectorRecord,
@@ -27,10 +28,10 @@ from aalis_api_vectorstore import (
     VectorStoreUnavailable,
 )
 from aalis_api_vectorstore.validation import (
+    check_delete,
     check_k,
     check_records,
     check_session_id,
-    check_timestamps,
     check_where,
 )
 
@@ -177,10 +178,31 @@ class SqliteVectorStore:
         query = as_float32(vector, what="query vector")
         return await self._call(lambda engine: engine.search(query, k, where), empty=[])
 
-    async def delete(self, session_id: str, timestamps: Iterable[int] | None = None) -> int:
-        session_id = check_session_id(session_id)
-        wanted = check_timestamps(timestamps)
-        return await self._call(lambda engine: engine.delete(session_id, wanted), empty=0)
+    async def delete(
+        self,
+        session_id: str,
+        ids: Iterable[str] | None = None,
+        *,
+        timestamps: Iterable[int] | None = None,
+    ) -> int:
+        sid, wanted_ids, wanted_ts = check_delete(session_id, ids, timestamps)
+        return await self._call(lambda engine: engine.delete(sid, wanted_ids, wanted_ts), empty=0)
+
+    async def entries(self, session_id: str) -> list[VectorEntry]:
+        sid = check_session_id(session_id)
+        return await self._call(lambda engine: engine.entries(sid), empty=[])
+
+    async def sessions(self) -> list[str]:
+        return await self._call(lambda engine: engine.sessions(), empty=[])
+
+    async def dropped_sessions(self) -> list[str]:
+        """Sessions whose vectors the identity migration dropped (see ``DroppedSessions``)."""
+        return await self._call(lambda engine: engine.dropped_sessions(), empty=[])
+
+    async def acknowledge_dropped(self, session_ids: Sequence[str]) -> None:
+        """Forget those sessions: their gaps are recorded in the message store."""
+        ids = [check_session_id(s) for s in session_ids]
+        await self._call(lambda engine: engine.acknowledge_dropped(ids), empty=None)
 
     async def delete_all(self) -> int:
         return await self._call(lambda engine: engine.delete_all(), empty=0)

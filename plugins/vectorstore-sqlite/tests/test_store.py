@@ -55,7 +55,7 @@ async def test_another_connections_writes_invalidate_the_matrix(tmp_path: Path) 
         assert [h.timestamp for h in await reader.search(query, 5, scope(["s1"]))] == [T0 + 1]
         await writer.upsert([rec("s1", 2, query)])
         assert (await reader.search(query, 1, scope(["s1"])))[0].timestamp == T0 + 2
-        await writer.delete("s1", [T0 + 2])
+        await writer.delete("s1", timestamps=[T0 + 2])
         assert [h.timestamp for h in await reader.search(query, 5, scope(["s1"]))] == [T0 + 1]
         await writer.upsert([rec("s1", 1, [-x for x in query])])
         (hit,) = await reader.search(query, 1, scope(["s1"]))
@@ -222,5 +222,36 @@ async def test_long_session_lists_and_timestamp_lists(tmp_path: Path) -> None:
         hits = await store.search(seeded_vector(3, 8), 1200, scope(wanted, exclude=wanted))
         assert hits == []
         await store.upsert([rec("one", i, seeded_vector(i, 8)) for i in range(1500)])
-        assert await store.delete("one", [T0 + i for i in range(0, 1500, 3)]) == 500
-        assert (await store.stats()).total == 1200 + 1000
+        assert await store.delete("one", timestamps=[T0 + i for i in range(0, 1500, 3)]) == 500
+        assert await store.delete("one", [f"one/{i}/user" for i in range(1, 1500, 3)]) == 500
+        assert (await store.stats()).total == 1200 + 500
+
+
+async def test_vectors_from_before_identity_are_dropped_and_their_sessions_named(
+    tmp_path: Path,
+) -> None:
+    # A file of schema 1 (keyed on session, timestamp, role): its vectors have no message
+    # id, so the migration drops them and remembers their sessions for re-embedding.
+    from aalis_plugin_vectorstore_sqlite.schema import migrate
+
+    path = tmp_path / "v.db"
+    conn = sqlite3.connect(path, isolation_level=None)
+    migrate(conn, target=1)
+    conn.execute("INSERT INTO models (model_id, dim) VALUES ('m', 2)")
+    for sid, ts in (("a", 1), ("a", 2), ("b", 1)):
+        conn.execute(
+            "INSERT INTO vectors (session_id, timestamp, role, model_id, text, vector) "
+            "VALUES (?, ?, 'user', 'm', 'old', x'0000803f00000000')",
+            (sid, ts),
+        )
+    conn.close()
+    async with SqliteVectorStore(path) as store:
+        assert (await store.stats()).total == 0
+        assert await store.dropped_sessions() == ["a", "b"]
+        await store.upsert([rec("a", 1, [1.0, 0.0], model_id="m")])
+        assert (await store.stats()).counts == {"m": 1}
+        await store.acknowledge_dropped(["a"])
+        assert await store.dropped_sessions() == ["b"]
+    async with SqliteVectorStore(path) as store:  # reopening migrates nothing again
+        assert await store.dropped_sessions() == ["b"]
+        assert (await store.stats()).counts == {"m": 1}

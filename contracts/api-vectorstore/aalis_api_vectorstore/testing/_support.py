@@ -42,9 +42,12 @@ def rec(
     text: str | None = None,
     platform: str | None = None,
     user_id: str | None = None,
+    message_id: str | None = None,
 ) -> VectorRecord:
-    """A record stamped ``T0 + ts`` whose text names its key unless given."""
+    """A record stamped ``T0 + ts`` whose text names it unless given; its message id is
+    ``session/ts/role`` unless given (tests of shared timestamps give their own)."""
     return VectorRecord(
+        message_id=message_id if message_id is not None else f"{session_id}/{ts}/{role}",
         session_id=session_id,
         timestamp=T0 + ts,
         role=role,

@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-import inspect
 import math
 from collections.abc import AsyncIterator, Sequence
-from typing import TypeVar
 
 import pytest
 import pytest_asyncio
@@ -23,9 +21,8 @@ from aalis_api_vectorstore.testing._support import (
     scope,
     seeded_vector,
 )
+from aalis_api_vectorstore.testing.identity import IdentityCases, conformance
 from aalis_api_vectorstore.types import VectorHit, VectorKey, VectorRecord
-
-C = TypeVar("C", bound=type)
 
 #: Session ids, platforms, roles and texts that must stay plain data in every query language.
 HOSTILE = (
@@ -42,11 +39,7 @@ HOSTILE = (
 )
 
 
-def _conformance(cls: C) -> C:
-    for name, value in list(vars(cls).items()):
-        if name.startswith("test_") and inspect.iscoroutinefunction(value):
-            setattr(cls, name, pytest.mark.asyncio(value))
-    return cls
+_conformance = conformance
 
 
 def keys(hits: Sequence[VectorHit]) -> list[VectorKey]:
@@ -58,7 +51,7 @@ def sessions_of(hits: Sequence[VectorHit]) -> set[str]:
 
 
 @_conformance
-class VectorStoreConformance:
+class VectorStoreConformance(IdentityCases):
     """Every rule of the ``VectorStore`` contract; subclass it and override ``vectorstore``."""
 
     #: False for a store whose search is approximate (HNSW): ``test_search_is_exact`` then
@@ -441,7 +434,7 @@ class VectorStoreConformance:
         with pytest.raises(TypeError):
             await vectorstore.delete(1)  # type: ignore[arg-type]
         with pytest.raises(TypeError):
-            await vectorstore.delete("s1", "12")  # type: ignore[arg-type]
+            await vectorstore.delete("s1", "12")
         with pytest.raises(TypeError):
             await vectorstore.delete("s1", [T0 + 1, "x"])  # type: ignore[list-item]
         assert (await vectorstore.stats()).total == 1
@@ -461,12 +454,13 @@ class VectorStoreConformance:
                 rec("s2", 1, v),
             ]
         )
-        assert await vectorstore.delete("s1", [T0 + 1, T0 + 3, T0 + 99]) == 3
+        assert await vectorstore.delete("s1", timestamps=[T0 + 1, T0 + 3, T0 + 99]) == 3
         remaining = await vectorstore.search(v, 10, scope(None))
         assert sorted((h.session_id, h.timestamp) for h in remaining) == [
             ("s1", T0 + 2),
             ("s2", T0 + 1),
         ]
+        assert await vectorstore.delete("s1", timestamps=[]) == 0
         assert await vectorstore.delete("s1", []) == 0
 
     async def test_delete_of_a_session_removes_all_of_it_and_nothing_else(
@@ -489,7 +483,7 @@ class VectorStoreConformance:
         query = seeded_vector("q")
         await vectorstore.upsert([rec("s1", 1, query), rec("s1", 2, near(query, 2, 1.0))])
         assert len(await vectorstore.search(query, 5, scope(["s1"]))) == 2
-        await vectorstore.delete("s1", [T0 + 1])
+        await vectorstore.delete("s1", ["s1/1/user"])
         hits = await vectorstore.search(query, 5, scope(["s1"]))
         assert [hit.timestamp for hit in hits] == [T0 + 2]
 
@@ -571,7 +565,7 @@ class VectorStoreConformance:
         assert (await vectorstore.search(query, 1, scope(["s1"])))[0].timestamp != T0 + 50
         await vectorstore.upsert([rec("s1", 51, query)])
         assert (await vectorstore.search(query, 1, scope(["s1"])))[0].timestamp == T0 + 51
-        await vectorstore.delete("s1", [T0 + 51])
+        await vectorstore.delete("s1", ["s1/51/user"])
         assert T0 + 51 not in [
             h.timestamp for h in await vectorstore.search(query, 10, scope(["s1"]))
         ]

@@ -134,7 +134,7 @@ async function select(sid) {
   for (const button of document.querySelectorAll("#sessions button")) {
     button.setAttribute("aria-current", String(button.dataset.session === sid));
   }
-  await Promise.all([refresh(), loadPersons()]);
+  await Promise.all([refresh(), loadPersons(), loadFacts()]);
 }
 
 async function loadPersons() {
@@ -160,6 +160,71 @@ async function loadPersons() {
     list.append(item);
   }
   box.hidden = persons.length === 0;
+}
+
+// Facts (docs/host/facts.md): every fact of each person of the session, superseded ones
+// too (their history); a current fact can be edited (the old value is kept) or retracted.
+async function loadFacts() {
+  const sid = state.current;
+  if (sid === null) return;
+  const box = $("facts-box");
+  const list = $("facts");
+  let persons = [];
+  try {
+    persons = (await api("/api/sessions/" + enc(sid) + "/facts")).persons;
+  } catch (_) {
+    persons = [];
+  }
+  if (sid !== state.current) return;
+  list.replaceChildren();
+  let count = 0;
+  for (const person of persons) {
+    if (person.facts.length === 0) continue;
+    list.append(el("h3", null, person.person));
+    const items = el("ul", "facts");
+    for (const fact of person.facts) {
+      count += 1;
+      const item = el("li", fact.current ? "fact" : "fact muted");
+      item.dataset.fact = fact.id;
+      item.append(el("strong", null, fact.attribute + ": " + fact.value));
+      const stateText = fact.current
+        ? " current since " + when(fact.valid_from)
+        : " superseded " + when(fact.superseded_at) + (fact.superseded_by ? " by " + fact.superseded_by : "");
+      item.append(el("span", "muted", stateText + " · " + fact.extractor + " · from " + fact.sources.length + " message(s)"));
+      item.title = fact.text;
+      if (fact.current) {
+        const edit = el("button", null, "Edit…");
+        edit.addEventListener("click", () => editFact(fact));
+        const retract = el("button", "danger", "Retract…");
+        retract.addEventListener("click", () => retractFact(fact));
+        item.append(edit, retract);
+      }
+      items.append(item);
+    }
+    list.append(items);
+  }
+  box.hidden = count === 0;
+}
+
+async function editFact(fact) {
+  const value = window.prompt("New value of " + fact.attribute + " (the old one stays in the history):", fact.value);
+  if (value === null || !value.trim()) return;
+  try {
+    await post("/api/facts/" + enc(fact.id) + "/edit", { value: value });
+  } catch (error) {
+    showRows("Edit failed", [{ source: "user-relation", success: false, message: error.message }]);
+  }
+  await loadFacts();
+}
+
+async function retractFact(fact) {
+  if (!window.confirm("Retract " + fact.attribute + ": " + fact.value + "?\n\nThe value it replaced, if any, is current again.")) return;
+  try {
+    await post("/api/facts/" + enc(fact.id) + "/retract", { confirm: true });
+  } catch (error) {
+    showRows("Retract failed", [{ source: "user-relation", success: false, message: error.message }]);
+  }
+  await loadFacts();
 }
 
 function clip(text, limit) {

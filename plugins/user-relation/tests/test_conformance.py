@@ -1,0 +1,107 @@
+"""The contract's conformance kit on the plugin over every memory backend: facts derived from
+real saved messages by the offline extractor and stored in each backend's metadata
+(memory-sqlite, memory-inmemory, memory-postgres on an embedded server, memory-mongodb on a
+wire-protocol server)."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import pytest_asyncio
+from aalis_api_relation import PersonRef
+from aalis_api_relation.testing import RelationConformance, sentence
+from aalis_plugin_user_relation.plugin import UserRelation
+
+from aalis_core import Host, Plugin
+
+from .conftest import World, host_for
+
+
+class _Harness:
+    def __init__(self, world: World) -> None:
+        self.world = world
+        self.service = world.service
+
+    async def teach(self, session_id: str, person: PersonRef, attribute: str, value: str) -> str:
+        message = await self.world.say(session_id, sentence(attribute, value), person)
+        assert message.id is not None
+        return message.id
+
+    async def unsay(self, session_id: str, message_id: str) -> None:
+        (record,) = await self.world.memory.get_messages_by_ids([message_id])
+        await self.world.delete(session_id, record.message)
+
+
+class TestUserRelationOnSqlite(RelationConformance):
+    @pytest_asyncio.fixture
+    async def harness(self, tmp_path: Path) -> AsyncIterator[_Harness]:
+        host, plugin = host_for(tmp_path / "kit.db")
+        async with host:
+            yield _Harness(World(host, plugin))
+
+
+async def _hosted(backend: Plugin, config: dict[str, Any]) -> tuple[Host, UserRelation]:
+    plugin = UserRelation()
+    host = Host({"plugins": config}, [backend, plugin], discover=False)
+    return host, plugin
+
+
+class TestUserRelationOnInmemory(RelationConformance):
+    @pytest_asyncio.fixture
+    async def harness(self) -> AsyncIterator[_Harness]:
+        from aalis_plugin_memory_inmemory import MemoryInmemory
+
+        host, plugin = await _hosted(MemoryInmemory(), {})
+        async with host:
+            yield _Harness(World(host, plugin))
+
+
+@pytest.fixture(scope="module")
+def pg_uri() -> str:
+    testing = pytest.importorskip("aalis_plugin_memory_postgres.testing")
+    uri: str = testing.shared_server().uri
+    return uri
+
+
+class TestUserRelationOnPostgres(RelationConformance):
+    @pytest_asyncio.fixture
+    async def harness(self, pg_uri: str) -> AsyncIterator[_Harness]:
+        from aalis_plugin_memory_postgres.plugin import MemoryPostgres
+        from aalis_plugin_memory_postgres.testing import drop_schema
+
+        schema = f"facts_{uuid.uuid4().hex[:8]}"
+        config = {"memory-postgres": {"uri": pg_uri, "schema": schema}}
+        host, plugin = await _hosted(MemoryPostgres(), config)
+        try:
+            async with host:
+                yield _Harness(World(host, plugin))
+        finally:
+            drop_schema(pg_uri, schema)
+
+
+@pytest.fixture(scope="module")
+def mongo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    testing = pytest.importorskip("aalis_plugin_memory_mongodb.testing")
+    with testing.wire_server(tmp_path_factory.mktemp("nx")) as server:
+        yield server
+
+
+class TestUserRelationOnMongodb(RelationConformance):
+    @pytest_asyncio.fixture
+    async def harness(self, mongo: Any) -> AsyncIterator[_Harness]:
+        from aalis_plugin_memory_mongodb.plugin import MemoryMongodb
+
+        config = {
+            "memory-mongodb": {
+                "uri": mongo.uri,
+                "database": mongo.database,
+                "collection_prefix": f"f{uuid.uuid4().hex[:8]}_",
+            }
+        }
+        host, plugin = await _hosted(MemoryMongodb(), config)
+        async with host:
+            yield _Harness(World(host, plugin))
