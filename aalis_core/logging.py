@@ -112,6 +112,25 @@ def configure_logging(
     _configured = True
 
 
+#: The level a process logs at when nothing configured logging (no ``[host] log_level``, no
+#: ``configure_logging`` call, no structlog configuration of the application).
+DEFAULT_LEVEL = "warning"
+
+
+def default_level() -> str:
+    """``$AALIS_LOG_LEVEL`` when it names a level, else ``warning``.
+
+    Why not ``info``: a host is a library too. A script or a notebook that opens a
+    ``SyncHost()`` should not get a line per started plugin on stderr; the CLI made the same
+    choice. Warnings and errors (a plugin that failed) still print; ``[host] log_level =
+    "info"`` or ``AALIS_LOG_LEVEL=info`` brings the routine lines back.
+    """
+    import os
+
+    level = os.environ.get("AALIS_LOG_LEVEL", "").strip().lower()
+    return level if level in LEVELS else DEFAULT_LEVEL
+
+
 def is_configured() -> bool:
     """True once ``configure_logging`` ran in this process."""
     return _configured
@@ -209,16 +228,18 @@ def get_logger(plugin: str | None = None, **context: Any) -> FilteringBoundLogge
     import structlog
 
     if not _configured and not structlog.is_configured():
-        configure_logging()
+        configure_logging(default_level())
     if plugin is not None:
         context = {"plugin": plugin, **context}
     return cast("FilteringBoundLogger", _CachedLogger(context))
 
 
 __all__ = [
+    "DEFAULT_LEVEL",
     "LEVELS",
     "LogFormat",
     "configure_logging",
+    "default_level",
     "get_logger",
     "is_configured",
     "redact",

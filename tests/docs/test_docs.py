@@ -54,6 +54,10 @@ PAGES = [
     "docs/integrations/langchain.md",
     "docs/integrations/llamaindex.md",
     "docs/integrations/mcp.md",
+    "docs/integrations/openai-agents.md",
+    "docs/integrations/langgraph.md",
+    "docs/integrations/pydantic-ai.md",
+    "docs/integrations/google-adk.md",
     "examples/aalis-plugin-notes/README.md",
 ]
 

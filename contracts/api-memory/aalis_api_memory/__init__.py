@@ -4,7 +4,7 @@ from typing import TYPE_CHECKING, Any
 
 from aalis_api_memory.backend import CompleteMemoryBackend, MemoryBackend
 from aalis_api_memory.bridge import BridgeDeadlock, LoopBridge
-from aalis_api_memory.capabilities import compression, memory
+from aalis_api_memory.capabilities import COMPRESSION_ABSENT, compression, memory
 from aalis_api_memory.clearing import (
     CONTEXT_CLEAR_TYPE,
     ClearRequest,
@@ -110,6 +110,7 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
+    "COMPRESSION_ABSENT",
     "CONTEXT_CLEAR_TYPE",
     "OPTIONAL_GROUPS",
     "OPTIONAL_METHODS",

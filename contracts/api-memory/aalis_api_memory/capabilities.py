@@ -18,4 +18,12 @@ def _hold_adapter(instance: object) -> MemoryService:
 memory: Capability[MemoryService] = Capability("memory", MemoryService, adapter=_hold_adapter)
 compression: Capability[CompressionService] = Capability("compression", CompressionService)
 
-__all__ = ["compression", "memory"]
+#: What every surface (``/compress`` in the chat, ``aalis compress``, ``aalis serve``) says when
+#: no compression provider is bound: a newcomer who installed the host and the chat alone must
+#: learn which distribution to install, not just that something is missing.
+COMPRESSION_ABSENT = (
+    "no compression provider is active: install the distribution aalis-plugin-memory-summary "
+    "(pip install aalis-plugin-memory-summary), or run `aalis plugins` to see why it is not active"
+)
+
+__all__ = ["COMPRESSION_ABSENT", "compression", "memory"]

@@ -582,3 +582,7 @@ def test_migrate_to_an_inactive_provider_is_one_line_error(
     assert "target memory provider 'memory-mongodb' is not active" in result.stderr
     same = invoke(aalis, "migrate", "--to", "memory-sqlite", ok=False)
     assert "same provider" in same.stderr
+    # The one-line error says how to name the source (docs/host/postgres.md's newcomer had
+    # pinned the target first).
+    assert "aalis migrate --from" in same.stderr
+    assert same.stderr.count("\n") == 1

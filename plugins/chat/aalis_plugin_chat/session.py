@@ -17,6 +17,7 @@ from typing import Any
 import attrs
 from aalis_api_llm import ChatModel
 from aalis_api_memory import (
+    COMPRESSION_ABSENT,
     CompressionError,
     Person,
     PromptBlock,
@@ -333,7 +334,7 @@ class ChatSession:
     async def compress(self) -> Reply:
         handle = self._caps.compression
         if not handle.present:
-            return Reply(err=["error: no compression provider is active"])
+            return Reply(err=[f"error: {COMPRESSION_ABSENT}"])
         service = handle.use
         try:
             detailed = getattr(service, "compress_detailed", None)

@@ -125,9 +125,10 @@ async def test_clear_arguments_are_checked() -> None:
         )
         reply = await session.handle("/clear -t history")  # an alias of context
         assert reply.out == ["ok memory [context]: conversation history cleared"]
-        assert (await session.handle("/compress")).err == [
-            "error: no compression provider is active"
-        ]
+        # A newcomer with the chat alone learns which distribution gives compression.
+        (error,) = (await session.handle("/compress")).err
+        assert error.startswith("error: no compression provider is active")
+        assert "pip install aalis-plugin-memory-summary" in error
         assert (await session.handle("/quit")).quit
 
 

@@ -117,6 +117,19 @@ def _lock_key(schema: str) -> int:
     return zlib.crc32(f"aalis-memory-postgres:{schema}".encode())
 
 
+async def ensure_schema(conn: AsyncConnection[object], schema: str) -> None:
+    """Create ``schema`` only when it does not exist yet.
+
+    ``CREATE SCHEMA IF NOT EXISTS`` checks the CREATE privilege on the database *before* it
+    looks for the schema, so a least-privilege role that owns a schema a DBA created for it
+    (docs/host/postgres.md, "Roles") would fail on every start. Looking in ``pg_namespace``
+    first needs no privilege; a role allowed to create schemas still gets one made for it.
+    """
+    cursor = await conn.execute("SELECT 1 FROM pg_namespace WHERE nspname = %s", (schema,))
+    if await cursor.fetchone() is None:
+        await conn.execute(f"CREATE SCHEMA IF NOT EXISTS {quote_schema(schema)}")
+
+
 async def migrate(
     conn: AsyncConnection[object], schema: str, *, target: int = SCHEMA_VERSION
 ) -> int:
@@ -124,7 +137,7 @@ async def migrate(
     s = quote_schema(schema)
     async with conn.transaction():
         await conn.execute("SELECT pg_advisory_xact_lock(%s)", (_lock_key(schema),))
-        await conn.execute(f"CREATE SCHEMA IF NOT EXISTS {s}")
+        await ensure_schema(conn, schema)
         await conn.execute(
             f"CREATE TABLE IF NOT EXISTS {s}.aalis_migrations ("
             " version integer PRIMARY KEY, name text NOT NULL,"
@@ -149,4 +162,11 @@ async def migrate(
         return max(current, target)
 
 
-__all__ = ["MIGRATIONS", "SCHEMA_VERSION", "SchemaTooNew", "migrate", "quote_schema"]
+__all__ = [
+    "MIGRATIONS",
+    "SCHEMA_VERSION",
+    "SchemaTooNew",
+    "ensure_schema",
+    "migrate",
+    "quote_schema",
+]

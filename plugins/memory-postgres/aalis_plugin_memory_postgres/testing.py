@@ -149,6 +149,16 @@ def drop_schema(uri: str, schema: str) -> None:
         conn.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(schema)))
 
 
+def uri_as(uri: str, user: str, password: str) -> str:
+    """``uri`` with its user and password replaced: the same server, as another role."""
+    from urllib.parse import quote, urlsplit, urlunsplit
+
+    parts = urlsplit(uri)
+    where = parts.netloc.rpartition("@")[2]
+    netloc = f"{quote(user, safe='')}:{quote(password, safe='')}@{where}"
+    return urlunsplit(parts._replace(netloc=netloc))
+
+
 @contextlib.contextmanager
 def fresh_schema(server: TestServer, prefix: str = "t") -> Iterator[str]:
     """The name of a schema for one test; the store creates it, it is dropped at the end."""
@@ -171,4 +181,5 @@ __all__ = [
     "postgres_server",
     "shared_server",
     "unavailable",
+    "uri_as",
 ]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import click
-from aalis_api_memory import compression
+from aalis_api_memory import COMPRESSION_ABSENT, compression
 from aalis_api_memory.cli_params import SESSION
 
 from aalis_core.cli import open_host, run_async
@@ -14,7 +14,7 @@ async def compress_session(session_id: str) -> str:
     async with open_host() as host:
         handle = host.capability(compression)
         if not handle.present:
-            raise LookupError("no compression provider is active (is memory-summary installed?)")
+            raise LookupError(COMPRESSION_ABSENT)
         service = handle.use
         detailed = getattr(service, "compress_detailed", None)
         if detailed is None:

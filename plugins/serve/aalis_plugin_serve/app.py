@@ -15,6 +15,7 @@ from typing import Any
 
 import attrs
 from aalis_api_memory import (
+    COMPRESSION_ABSENT,
     CompressionError,
     MemoryService,
     MetadataKeys,
@@ -273,7 +274,7 @@ def create_app(state: ServeState) -> Any:
         await _json_body(request)
         handle = state.caps.compression
         if not handle.present:
-            return _error(503, "no compression provider is active")
+            return _error(503, COMPRESSION_ABSENT)
         try:
             await handle.use.compress(session_id, reason="manual")
         except CompressionError as exc:

@@ -153,7 +153,13 @@ class PgvectorStore:
             if await cursor.fetchone() is None:
                 # Needs CREATE on the database; a DBA may have created it instead.
                 await conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
-            await conn.execute(f"CREATE SCHEMA IF NOT EXISTS {s}")
+            # CREATE SCHEMA IF NOT EXISTS needs CREATE on the database even when the schema
+            # exists: a role that owns a schema a DBA made for it must not need that grant.
+            cursor = await conn.execute(
+                "SELECT 1 FROM pg_namespace WHERE nspname = %s", (self.schema,)
+            )
+            if await cursor.fetchone() is None:
+                await conn.execute(f"CREATE SCHEMA IF NOT EXISTS {s}")
             await conn.execute(
                 f"CREATE TABLE IF NOT EXISTS {s}.aalis_migrations (version integer PRIMARY KEY,"
                 " applied_at timestamptz NOT NULL DEFAULT now())"

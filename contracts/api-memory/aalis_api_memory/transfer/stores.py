@@ -163,7 +163,18 @@ def migration_stores(
             f"configure it in [plugins.{to}]"
         )
     if source_handle.provider == target_handle.provider:
-        raise TransferError(f"source and target are the same provider {to!r}")
+        hint = ""
+        if from_ is None:
+            # The usual way here: the target was pinned in [capabilities.memory] before the
+            # migration, so the CLI's store (the default source) is already the target.
+            others = [p for p in host.providers(memory) if p != to]
+            named = others[0] if len(others) == 1 else "PROVIDER"
+            hint = (
+                f"; without --from the source is the CLI's memory provider, which is {to!r}: "
+                f"name the store to copy from (`aalis migrate --from {named} --to {to}`), or "
+                "keep [capabilities.memory] provider on it until the migration is done"
+            )
+        raise TransferError(f"source and target are the same provider {to!r}{hint}")
     refuse_volatile(host, target_handle.provider, "migrate")
     if from_ is None:
         missing = left_out(host, [source_handle.provider, target_handle.provider])

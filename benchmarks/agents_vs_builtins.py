@@ -1,0 +1,190 @@
+"""The agent-framework adapters beside the frameworks' own SQLite stores, on the same data.
+
+- ``AalisSession.get_items(limit=50)`` (memory-sqlite through a host) beside the OpenAI
+  Agents SDK's ``SQLiteSession`` (a file, not its ``:memory:`` default) on one session of
+  N items: what an agent with ``SessionSettings(limit=50)`` reads every turn.
+- ``AalisSaver.aget_tuple`` of the newest checkpoint (memory-sqlite's metadata store)
+  beside LangGraph's ``AsyncSqliteSaver`` on one thread of N checkpoints: what every graph
+  invocation reads first.
+
+Targets (issue 25, docs/performance.md): at most 1.2x the built-in at every size, and flat
+as the session or thread grows. Run ``.venv/bin/python benchmarks/agents_vs_builtins.py``
+(``--quick`` for the smoke test's small sizes). Needs the integrations' test extras and
+``langgraph-checkpoint-sqlite``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import uuid
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _harness import (
+    Report,
+    interleaved,
+    parse_args,
+    print_table,
+    ratio,
+    run,
+    scratch_dir,
+)
+
+NAME = "agents_vs_builtins"
+TARGET = 1.2
+
+
+def _items(n: int) -> list[dict[str, Any]]:
+    return [
+        {"role": "user", "content": f"question {i}: what about the trip on day {i % 30}?"}
+        if i % 2 == 0
+        else {
+            "type": "message",
+            "id": f"msg_{i}",
+            "role": "assistant",
+            "status": "completed",
+            "content": [{"type": "output_text", "text": f"answer {i}", "annotations": []}],
+        }
+        for i in range(n)
+    ]
+
+
+async def _host(data: Path) -> Any:
+    from aalis_plugin_memory_sqlite.plugin import MemorySqlite
+
+    from aalis_core import Host
+
+    host = Host({"host": {"data_dir": str(data)}}, [MemorySqlite()], discover=False)
+    await host.start()
+    return host
+
+
+async def sessions(report: Report, sizes: list[int], work: Path, rounds: int) -> list[list[Any]]:
+    from aalis_openai_agents import AalisSession
+    from agents import SQLiteSession
+
+    rows: list[list[Any]] = []
+    for n in sizes:
+        data = _items(n)
+        host = await _host(work / f"session-{n}")
+        ours = AalisSession("s", host)
+        theirs = SQLiteSession("s", db_path=work / f"sdk-{n}.db")
+        for start in range(0, n, 1000):
+            await ours.add_items(data[start : start + 1000])
+            await theirs.add_items(data[start : start + 1000])
+        assert await ours.get_items(50) == await theirs.get_items(50)
+        timings = await interleaved(
+            {
+                "AalisSession": lambda ours=ours: ours.get_items(50),
+                "SQLiteSession": lambda theirs=theirs: theirs.get_items(50),
+            },
+            rounds=rounds,
+            calls_per_round=20,
+        )
+        theirs.close()
+        await host.stop()
+        a, b = timings["AalisSession"]["median_us"], timings["SQLiteSession"]["median_us"]
+        r = ratio(a, b)
+        report.row(case="get_items(limit=50)", items=n, aalis_us=a, builtin_us=b, ratio=r)
+        report.ratio(f"get_items_{n}", r)
+        report.target(
+            f"AalisSession.get_items(50) at {n} items",
+            f"<= {TARGET}x SQLiteSession",
+            r,
+            None if r is None else r <= TARGET,
+        )
+        rows.append([n, a, b, r])
+    return rows
+
+
+def _checkpoint(i: int, parent: str | None) -> tuple[dict[str, Any], str]:
+    from langgraph.checkpoint.base import empty_checkpoint
+
+    cp = empty_checkpoint()
+    cp["id"] = str(uuid.uuid6()) if hasattr(uuid, "uuid6") else f"{i:020d}"
+    cp["channel_values"] = {"messages": [f"message {i}"], "step": i}
+    cp["channel_versions"] = {"messages": f"{i + 1:032}.0", "step": f"{i + 1:032}.0"}
+    return cp, cp["id"]
+
+
+async def savers(report: Report, sizes: list[int], work: Path, rounds: int) -> list[list[Any]]:
+    from aalis_langgraph import AalisSaver
+    from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+    rows: list[list[Any]] = []
+    for n in sizes:
+        host = await _host(work / f"saver-{n}")
+        ours = AalisSaver(host)
+        async with AsyncSqliteSaver.from_conn_string(str(work / f"lg-{n}.db")) as theirs:
+            parent: str | None = None
+            for i in range(n):
+                cp, cid = _checkpoint(i, parent)
+                for saver in (ours, theirs):
+                    config: dict[str, Any] = {
+                        "configurable": {"thread_id": "t", "checkpoint_ns": ""}
+                    }
+                    if parent:
+                        config["configurable"]["checkpoint_id"] = parent
+                    await saver.aput(config, cp, {"step": i}, dict(cp["channel_versions"]))
+                parent = cid
+            latest = {"configurable": {"thread_id": "t", "checkpoint_ns": ""}}
+            a_tuple, b_tuple = await ours.aget_tuple(latest), await theirs.aget_tuple(latest)
+            assert a_tuple is not None
+            assert b_tuple is not None
+            assert a_tuple.checkpoint["channel_values"] == b_tuple.checkpoint["channel_values"]
+            timings = await interleaved(
+                {
+                    "AalisSaver": lambda ours=ours, latest=latest: ours.aget_tuple(latest),
+                    "AsyncSqliteSaver": lambda theirs=theirs, latest=latest: theirs.aget_tuple(
+                        latest
+                    ),
+                },
+                rounds=rounds,
+                calls_per_round=20,
+            )
+        await host.stop()
+        a, b = timings["AalisSaver"]["median_us"], timings["AsyncSqliteSaver"]["median_us"]
+        r = ratio(a, b)
+        report.row(case="aget_tuple(latest)", checkpoints=n, aalis_us=a, builtin_us=b, ratio=r)
+        report.ratio(f"get_tuple_{n}", r)
+        report.target(
+            f"AalisSaver.aget_tuple at {n} checkpoints",
+            f"<= {TARGET}x AsyncSqliteSaver",
+            r,
+            None if r is None else r <= TARGET,
+        )
+        rows.append([n, a, b, r])
+    return rows
+
+
+async def main(args: argparse.Namespace) -> None:
+    session_sizes = [200, 1000] if args.quick else [10_000, 100_000]
+    saver_sizes = [50, 200] if args.quick else [1_000, 10_000]
+    rounds = 3 if args.quick else 15
+    report = Report(
+        NAME, args, {"session_sizes": session_sizes, "saver_sizes": saver_sizes, "rounds": rounds}
+    )
+    with scratch_dir("agents") as work:
+        rows = await sessions(report, session_sizes, work, rounds)
+        print_table(
+            "get_items(limit=50), median us",
+            ["items", "AalisSession", "SQLiteSession", "ratio"],
+            rows,
+        )
+        rows = await savers(report, saver_sizes, work, rounds)
+        print_table(
+            "aget_tuple(latest), median us",
+            ["checkpoints", "AalisSaver", "AsyncSqliteSaver", "ratio"],
+            rows,
+        )
+    report.note(
+        "SQLiteSession and AsyncSqliteSaver on files in the same scratch directory as memory-sqlite"
+    )
+    report.finish()
+
+
+if __name__ == "__main__":
+    run(main, parse_args(NAME, __doc__ or NAME))

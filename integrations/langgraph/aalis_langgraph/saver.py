@@ -1,0 +1,500 @@
+"""``AalisSaver``: LangGraph's checkpointer, with checkpoints in the Aalis metadata store.
+
+Why the metadata store: it is in every memory provider (SQLite, PostgreSQL, MongoDB, the
+in-memory one), its batches are atomic on the transactional ones, and ``aalis export``,
+``aalis import`` and ``aalis migrate`` already carry every namespace, so a graph's threads
+move with the rest of the memory (docs/integrations/langgraph.md).
+
+Layout, one namespace per thread (``langgraph:<thread id>``), JSON-encoded list keys:
+
+- ``["c", ns, checkpoint_id]``: the checkpoint without its channel values, its metadata
+  (both as the graph's serializer wrote them, base64), the parent id and the run id;
+- ``["b", ns, channel, version]``: one channel value at one version (a checkpoint names the
+  versions it reads; unchanged channels are not written again, as LangGraph's own savers do);
+- ``["w", ns, checkpoint_id]``: the pending writes of that checkpoint;
+- ``["h", ns]``: the newest checkpoint id, so the latest state is read without a listing.
+
+Namespace ``langgraph-threads`` lists the threads (for ``list(None)``, ``delete_for_runs``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+import random
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
+from typing import Any, TypeVar, cast
+
+from aalis_api_memory import Delete, MemoryService, Put
+from aalis_api_memory import memory as memory_capability
+from aalis_api_memory.bridge import LoopBridge
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import (
+    WRITES_IDX_MAP,
+    BaseCheckpointSaver,
+    ChannelVersions,
+    Checkpoint,
+    CheckpointMetadata,
+    CheckpointTuple,
+    get_checkpoint_id,
+    get_checkpoint_metadata,
+    writes_sort_key,
+)
+from langgraph.checkpoint.serde.base import SerializerProtocol
+
+T = TypeVar("T")
+
+#: The namespace that lists the threads a saver wrote.
+THREADS = "langgraph-threads"
+#: The prefix of a thread's namespace.
+PREFIX = "langgraph:"
+
+Entries = dict[tuple[Any, ...], dict[str, Any]]
+
+
+def thread_namespace(thread_id: str) -> str:
+    """The metadata namespace that holds ``thread_id``'s checkpoints."""
+    return PREFIX + thread_id
+
+
+def _key(*parts: Any) -> str:
+    return json.dumps(list(parts), ensure_ascii=False, separators=(",", ":"))
+
+
+def _parts(key: str) -> tuple[Any, ...]:
+    try:
+        value = json.loads(key)
+    except ValueError:
+        return ()
+    return tuple(value) if isinstance(value, list) else ()
+
+
+def _pack(typed: tuple[str, bytes]) -> list[str]:
+    return [typed[0], base64.b64encode(typed[1]).decode("ascii")]
+
+
+def _unpack(packed: Any) -> tuple[str, bytes]:
+    return str(packed[0]), base64.b64decode(packed[1])
+
+
+def _thread(config: RunnableConfig) -> str:
+    thread_id = config.get("configurable", {}).get("thread_id")
+    if thread_id is None or thread_id == "":
+        raise ValueError("the config must name a thread: config['configurable']['thread_id']")
+    return str(thread_id)
+
+
+class AalisSaver(BaseCheckpointSaver[str]):
+    """A ``BaseCheckpointSaver`` over the host's memory provider (sync and async).
+
+    ``host`` is a started ``aalis_core.Host`` (use the ``a*`` methods, ``ainvoke``) or an
+    ``aalis_api_memory.SyncHost`` (both sides); ``memory`` a handle to pin a consumer.
+    """
+
+    def __init__(
+        self, host: Any, *, memory: Any = None, serde: SerializerProtocol | None = None
+    ) -> None:
+        super().__init__(serde=serde)
+        bridge = getattr(host, "bridge", None)
+        inner = getattr(host, "host", None)
+        if isinstance(bridge, LoopBridge) and inner is not None:
+            self._host, self._bridge = inner, bridge
+        else:
+            self._host, self._bridge = host, LoopBridge.here()
+        self._memory = memory if memory is not None else self._host.capability(memory_capability)
+        # put_writes reads, merges and writes one entry; parallel tasks of one step write to
+        # the same checkpoint at once, so merges of one saver take turns per checkpoint.
+        self._locks: dict[tuple[str, str, str], asyncio.Lock] = {}
+
+    @property
+    def _store(self) -> MemoryService:
+        return cast("MemoryService", self._memory.use)
+
+    def _sync(self, make: Callable[[], Awaitable[T]]) -> T:
+        return self._bridge.call_sync(make)
+
+    async def _async(self, make: Callable[[], Awaitable[T]]) -> T:
+        return await self._bridge.call(make)
+
+    # -- reading ----------------------------------------------------------------------------
+
+    async def _entries(self, thread_id: str) -> Entries:
+        listed = await self._store.list_metadata(thread_namespace(thread_id))
+        return {parts: e.data for e in listed if (parts := _parts(e.key))}
+
+    def _tuple(
+        self,
+        thread_id: str,
+        ns: str,
+        cid: str,
+        entry: dict[str, Any],
+        blobs: dict[str, Any],
+        writes: dict[str, Any] | None,
+    ) -> CheckpointTuple:
+        checkpoint: Checkpoint = self.serde.loads_typed(_unpack(entry["checkpoint"]))
+        values = {ch: self.serde.loads_typed(_unpack(v)) for ch, v in blobs.items()}
+        rows = sorted(
+            (writes or {}).get("writes", []), key=lambda w: writes_sort_key(w[4], w[0], w[1])
+        )
+        parent = entry.get("parent")
+        return CheckpointTuple(
+            config={
+                "configurable": {"thread_id": thread_id, "checkpoint_ns": ns, "checkpoint_id": cid}
+            },
+            checkpoint={**checkpoint, "channel_values": values},
+            metadata=self.serde.loads_typed(_unpack(entry["metadata"])),
+            parent_config=(
+                {
+                    "configurable": {
+                        "thread_id": thread_id,
+                        "checkpoint_ns": ns,
+                        "checkpoint_id": parent,
+                    }
+                }
+                if parent
+                else None
+            ),
+            pending_writes=[(w[0], w[2], self.serde.loads_typed(_unpack(w[3]))) for w in rows],
+        )
+
+    def _blob_values(self, entry: dict[str, Any], ns: str, entries: Entries) -> dict[str, Any]:
+        """The channel values a checkpoint names, from a thread's listed entries."""
+        checkpoint = self.serde.loads_typed(_unpack(entry["checkpoint"]))
+        out: dict[str, Any] = {}
+        for channel, version in checkpoint.get("channel_versions", {}).items():
+            blob = entries.get(("b", ns, channel, version))
+            if blob is not None and blob.get("value") is not None:
+                out[channel] = blob["value"]
+        return out
+
+    async def _get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        thread_id = _thread(config)
+        ns = str(config["configurable"].get("checkpoint_ns", ""))
+        space = thread_namespace(thread_id)
+        cid = get_checkpoint_id(config)
+        if cid is None:
+            head = await self._store.get_metadata(space, _key("h", ns))
+            if head is None:
+                return None
+            cid = str(head["id"])
+        entry = await self._store.get_metadata(space, _key("c", ns, cid))
+        if entry is None:
+            return None
+        checkpoint = self.serde.loads_typed(_unpack(entry["checkpoint"]))
+        blobs: dict[str, Any] = {}
+        for channel, version in checkpoint.get("channel_versions", {}).items():
+            blob = await self._store.get_metadata(space, _key("b", ns, channel, version))
+            if blob is not None and blob.get("value") is not None:
+                blobs[channel] = blob["value"]
+        writes = await self._store.get_metadata(space, _key("w", ns, cid))
+        return self._tuple(thread_id, ns, cid, entry, blobs, writes)
+
+    async def _list(
+        self,
+        config: RunnableConfig | None,
+        filter: dict[str, Any] | None,
+        before: RunnableConfig | None,
+        limit: int | None,
+    ) -> list[CheckpointTuple]:
+        if config is not None:
+            threads = [_thread(config)]
+            want_ns = config["configurable"].get("checkpoint_ns")
+            want_id = get_checkpoint_id(config)
+        else:
+            threads = [e.key for e in await self._store.list_metadata(THREADS)]
+            want_ns, want_id = None, None
+        before_id = get_checkpoint_id(before) if before else None
+        out: list[CheckpointTuple] = []
+        for thread_id in threads:
+            entries = await self._entries(thread_id)
+            checkpoints = sorted(
+                ((p[1], p[2]) for p in entries if p[0] == "c" and len(p) == 3),
+                key=lambda p: p[1],
+                reverse=True,
+            )
+            for ns, cid in checkpoints:
+                if limit is not None and len(out) >= limit:
+                    return out
+                if want_ns is not None and ns != want_ns:
+                    continue
+                if (want_id and cid != want_id) or (before_id and cid >= before_id):
+                    continue
+                entry = entries[("c", ns, cid)]
+                if filter:
+                    metadata = self.serde.loads_typed(_unpack(entry["metadata"]))
+                    if not all(metadata.get(k) == v for k, v in filter.items()):
+                        continue
+                blobs = self._blob_values(entry, ns, entries)
+                out.append(
+                    self._tuple(thread_id, ns, cid, entry, blobs, entries.get(("w", ns, cid)))
+                )
+        return out if limit is None else out[: max(limit, 0)]
+
+    # -- writing ----------------------------------------------------------------------------
+
+    async def _put(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
+        thread_id = _thread(config)
+        ns = str(config["configurable"].get("checkpoint_ns", ""))
+        space = thread_namespace(thread_id)
+        copy = dict(checkpoint)
+        values: dict[str, Any] = copy.pop("channel_values", {})  # type: ignore[assignment]
+        full = get_checkpoint_metadata(config, metadata)
+        cid = str(checkpoint["id"])
+        ops: list[Put | Delete] = [
+            Put(
+                space,
+                _key("b", ns, channel, version),
+                {
+                    "value": _pack(self.serde.dumps_typed(values[channel]))
+                    if channel in values
+                    else None
+                },
+            )
+            for channel, version in new_versions.items()
+        ]
+        ops.append(
+            Put(
+                space,
+                _key("c", ns, cid),
+                {
+                    "checkpoint": _pack(self.serde.dumps_typed(copy)),
+                    "metadata": _pack(self.serde.dumps_typed(full)),
+                    "parent": config["configurable"].get("checkpoint_id"),
+                    "run_id": full.get("run_id") if isinstance(full.get("run_id"), str) else None,
+                },
+            )
+        )
+        head = await self._store.get_metadata(space, _key("h", ns))
+        if head is None or str(head.get("id", "")) <= cid:
+            ops.append(Put(space, _key("h", ns), {"id": cid}))
+        ops.append(Put(THREADS, thread_id, {"namespace": space}))
+        await self._store.commit_metadata(ops)
+        return {"configurable": {"thread_id": thread_id, "checkpoint_ns": ns, "checkpoint_id": cid}}
+
+    async def _put_writes(
+        self,
+        config: RunnableConfig,
+        writes: Sequence[tuple[str, Any]],
+        task_id: str,
+        task_path: str,
+    ) -> None:
+        thread_id = _thread(config)
+        ns = str(config["configurable"].get("checkpoint_ns", ""))
+        cid = str(config["configurable"]["checkpoint_id"])
+        space, key = thread_namespace(thread_id), _key("w", ns, cid)
+        lock = self._locks.setdefault((thread_id, ns, cid), asyncio.Lock())
+        async with lock:
+            stored = await self._store.get_metadata(space, key) or {"writes": []}
+            rows: dict[tuple[str, int], list[Any]] = {(r[0], r[1]): r for r in stored["writes"]}
+            for idx, (channel, value) in enumerate(writes):
+                inner = (task_id, WRITES_IDX_MAP.get(channel, idx))
+                if inner[1] >= 0 and inner in rows:
+                    continue
+                rows[inner] = [
+                    task_id,
+                    inner[1],
+                    channel,
+                    _pack(self.serde.dumps_typed(value)),
+                    task_path,
+                ]
+            await self._store.commit_metadata(
+                [
+                    Put(space, key, {"writes": list(rows.values())}),
+                    Put(THREADS, thread_id, {"namespace": space}),
+                ]
+            )
+
+    async def _delete_thread(self, thread_id: str) -> None:
+        space = thread_namespace(str(thread_id))
+        keys = [e.key for e in await self._store.list_metadata(space)]
+        await self._store.commit_metadata(
+            [*(Delete(space, k) for k in keys), Delete(THREADS, str(thread_id))]
+        )
+
+    async def _delete_for_runs(self, run_ids: Sequence[str]) -> None:
+        wanted = {str(r) for r in run_ids}
+        if not wanted:
+            return
+        for thread in await self._store.list_metadata(THREADS):
+            entries = await self._entries(thread.key)
+            doomed = {
+                (p[1], p[2])
+                for p, data in entries.items()
+                if p[0] == "c" and len(p) == 3 and data.get("run_id") in wanted
+            }
+            if doomed:
+                await self._remove(thread.key, entries, doomed)
+
+    async def _remove(self, thread_id: str, entries: Entries, doomed: set[tuple[str, str]]) -> None:
+        """Delete checkpoints ``(ns, id)`` with their writes, then blobs nothing reads, and
+        move each namespace's head to its newest survivor."""
+        space = thread_namespace(thread_id)
+        ops: list[Put | Delete] = []
+        for ns, cid in doomed:
+            ops.append(Delete(space, _key("c", ns, cid)))
+            ops.append(Delete(space, _key("w", ns, cid)))
+        survivors = {
+            (p[1], p[2]): data
+            for p, data in entries.items()
+            if p[0] == "c" and len(p) == 3 and (p[1], p[2]) not in doomed
+        }
+        read: set[tuple[str, str, Any]] = set()
+        for (ns, _cid), data in survivors.items():
+            checkpoint = self.serde.loads_typed(_unpack(data["checkpoint"]))
+            read.update((ns, ch, ver) for ch, ver in checkpoint.get("channel_versions", {}).items())
+        for parts in entries:
+            if parts[0] == "b" and len(parts) == 4 and (parts[1], parts[2], parts[3]) not in read:
+                ops.append(Delete(space, _key(*parts)))
+        for ns in {ns for ns, _ in doomed}:
+            left = [cid for (n, cid) in survivors if n == ns]
+            ops.append(
+                Put(space, _key("h", ns), {"id": max(left)})
+                if left
+                else Delete(space, _key("h", ns))
+            )
+        if not survivors:
+            ops.append(Delete(THREADS, thread_id))
+        await self._store.commit_metadata(ops)
+
+    async def _copy_thread(self, source: str, target: str) -> None:
+        entries = await self._entries(str(source))
+        if not entries:
+            return
+        space = thread_namespace(str(target))
+        ops: list[Put | Delete] = [Put(space, _key(*p), data) for p, data in entries.items()]
+        ops.append(Put(THREADS, str(target), {"namespace": space}))
+        await self._store.commit_metadata(ops)
+
+    async def _prune(self, thread_ids: Sequence[str], strategy: str) -> None:
+        if strategy not in ("keep_latest", "delete"):
+            raise ValueError(
+                f"unknown prune strategy {strategy!r}; expected 'keep_latest' or 'delete'"
+            )
+        for thread_id in thread_ids:
+            if strategy == "delete":
+                await self._delete_thread(str(thread_id))
+                continue
+            entries = await self._entries(str(thread_id))
+            latest: dict[str, str] = {}
+            for p in entries:
+                if p[0] == "c" and len(p) == 3 and p[2] > latest.get(p[1], ""):
+                    latest[p[1]] = p[2]
+            doomed = {
+                (p[1], p[2])
+                for p in entries
+                if p[0] == "c" and len(p) == 3 and latest[p[1]] != p[2]
+            }
+            if doomed:
+                await self._remove(str(thread_id), entries, doomed)
+
+    # -- LangGraph's interface: async -------------------------------------------------------
+
+    async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        return await self._async(lambda: self._get_tuple(config))
+
+    async def alist(
+        self,
+        config: RunnableConfig | None,
+        *,
+        filter: dict[str, Any] | None = None,
+        before: RunnableConfig | None = None,
+        limit: int | None = None,
+    ) -> AsyncIterator[CheckpointTuple]:
+        for found in await self._async(lambda: self._list(config, filter, before, limit)):
+            yield found
+
+    async def aput(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
+        return await self._async(lambda: self._put(config, checkpoint, metadata, new_versions))
+
+    async def aput_writes(
+        self,
+        config: RunnableConfig,
+        writes: Sequence[tuple[str, Any]],
+        task_id: str,
+        task_path: str = "",
+    ) -> None:
+        await self._async(lambda: self._put_writes(config, writes, task_id, task_path))
+
+    async def adelete_thread(self, thread_id: str) -> None:
+        await self._async(lambda: self._delete_thread(thread_id))
+
+    async def adelete_for_runs(self, run_ids: Sequence[str]) -> None:
+        await self._async(lambda: self._delete_for_runs(run_ids))
+
+    async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
+        await self._async(lambda: self._copy_thread(source_thread_id, target_thread_id))
+
+    async def aprune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
+        await self._async(lambda: self._prune(thread_ids, strategy))
+
+    # -- LangGraph's interface: sync (a SyncHost, or a host on another thread's loop) -------
+
+    def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        return self._sync(lambda: self._get_tuple(config))
+
+    def list(
+        self,
+        config: RunnableConfig | None,
+        *,
+        filter: dict[str, Any] | None = None,
+        before: RunnableConfig | None = None,
+        limit: int | None = None,
+    ) -> Iterator[CheckpointTuple]:
+        yield from self._sync(lambda: self._list(config, filter, before, limit))
+
+    def put(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
+        return self._sync(lambda: self._put(config, checkpoint, metadata, new_versions))
+
+    def put_writes(
+        self,
+        config: RunnableConfig,
+        writes: Sequence[tuple[str, Any]],
+        task_id: str,
+        task_path: str = "",
+    ) -> None:
+        self._sync(lambda: self._put_writes(config, writes, task_id, task_path))
+
+    def delete_thread(self, thread_id: str) -> None:
+        self._sync(lambda: self._delete_thread(thread_id))
+
+    def delete_for_runs(self, run_ids: Sequence[str]) -> None:
+        self._sync(lambda: self._delete_for_runs(run_ids))
+
+    def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
+        self._sync(lambda: self._copy_thread(source_thread_id, target_thread_id))
+
+    def prune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
+        self._sync(lambda: self._prune(thread_ids, strategy))
+
+    def get_next_version(self, current: str | None, channel: None) -> str:
+        """``<counter>.<random>``, as LangGraph's own savers: ordered, and unique when two
+        forks of a thread bump one channel from the same version."""
+        if current is None:
+            number = 0
+        elif isinstance(current, int):
+            number = current
+        else:
+            number = int(str(current).split(".")[0])
+        return f"{number + 1:032}.{random.random():016}"
+
+
+__all__ = ["PREFIX", "THREADS", "AalisSaver", "thread_namespace"]
