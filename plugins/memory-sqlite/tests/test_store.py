@@ -198,7 +198,8 @@ async def test_a_corrupt_message_row_is_skipped_with_a_warning(
 ) -> None:
     for i in range(3):
         await store.save_message("s", m(f"c{i}", i))
-    raw().execute("UPDATE messages SET data = '{broken' WHERE data LIKE '%c1%'")
+    # By content, not LIKE on the JSON: the stored id (any case-folded "C1") could match too.
+    raw().execute("UPDATE messages SET data = '{broken' WHERE data ->> '$.content' = 'c1'")
     with structlog.testing.capture_logs() as logs:
         assert contents(await store.get_history("s")) == ["c0", "c2"]
         assert [(r.message.content, r.archived) for r in await store.export_session("s")] == [
@@ -252,7 +253,7 @@ async def test_archive_span_is_all_or_nothing(
         await store.save_message("s", m(f"c{i}", i))
     raw().execute(
         "CREATE TRIGGER refuse BEFORE UPDATE OF archived ON messages"
-        " WHEN NEW.data LIKE '%c3%' BEGIN SELECT RAISE(ABORT, 'refused'); END"
+        " WHEN NEW.data ->> '$.content' = 'c3' BEGIN SELECT RAISE(ABORT, 'refused'); END"
     )
     with pytest.raises(sqlite3.IntegrityError):
         await store.archive_span("s", 5)
