@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest_asyncio
-from aalis_api_memory.testing import MemoryServiceConformance
+from aalis_api_memory_conformance import MemoryServiceConformance
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -47,7 +47,8 @@ def _plugin_block() -> str:
 
 
 async def test_the_plugin_of_the_guide_provides_memory(tmp_path: Path) -> None:
-    from aalis_api_memory import memory, run_clear
+    from aalis_agent import run_clear
+    from aalis_api_memory import memory
     from aalis_schema_message import Message
 
     from aalis_core.testing import running_host

@@ -25,7 +25,8 @@ from typing import Any
 import click
 import pytest
 from aalis_api_memory import Put, memory
-from aalis_api_memory.cli_transfer import migrate_between, register
+from aalis_memory_tools import migrate_between
+from aalis_memory_tools.cli_transfer import register
 from aalis_schema_message import Message
 from click.testing import CliRunner
 

@@ -27,7 +27,7 @@ pytestmark = pytest.mark.timeout(600)
 def _distributions() -> dict[str, Path]:
     """Distribution name -> its directory, for every pyproject.toml of the checkout."""
     found = {"aalis-core": ROOT}
-    for group in ("contracts", "plugins", "integrations", "examples"):
+    for group in ("contracts", "runtime", "plugins", "integrations", "examples"):
         for pyproject in sorted((ROOT / group).glob("*/pyproject.toml")):
             name = tomllib.loads(pyproject.read_text(encoding="utf-8"))["project"]["name"]
             found[name] = pyproject.parent
@@ -124,7 +124,7 @@ def test_every_distribution_builds_a_wheel(wheelhouse: Path) -> None:
     assert built == set(_distributions())
 
 
-def test_the_sqlite_plugin_installs_alone_then_the_chat_runs_on_it(
+def test_the_sqlite_plugin_installs_alone_then_the_agent_then_the_chat_runs_on_it(
     wheelhouse: Path, clean_venv: Path, tmp_path: Path
 ) -> None:
     _install_alone(clean_venv, wheelhouse, "aalis-plugin-memory-sqlite")
@@ -143,6 +143,16 @@ def test_the_sqlite_plugin_installs_alone_then_the_chat_runs_on_it(
     states = {row["name"]: row["state"] for row in json.loads(listed.stdout)}
     assert states["memory-sqlite"] == "active"
     assert "chat" not in states
+
+    # The agent runtime comes on top of the contract alone: no CLI tools, no plugin.
+    _install_alone(clean_venv, wheelhouse, "aalis-agent")
+    assert set(_aalis_installed(clean_venv)) == {
+        "aalis-core",
+        "aalis-schema-message",
+        "aalis-api-memory",
+        "aalis-plugin-memory-sqlite",
+        "aalis-agent",
+    }
 
     _install_alone(clean_venv, wheelhouse, "aalis-plugin-chat")
     installed = set(_aalis_installed(clean_venv))

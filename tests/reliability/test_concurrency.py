@@ -121,7 +121,7 @@ async def _race(
 ) -> tuple[set[str], set[str]]:
     """Run writers on ``sessions`` while a clear runs; return (saves that started while the
     clear was under way, contents found afterwards)."""
-    from aalis_api_memory import run_clear
+    from aalis_agent import run_clear
 
     mem = host.capability(memory).use
     probe.entered = asyncio.Event()

@@ -247,7 +247,8 @@ class _FailsInMiddleware(Plugin):
 async def test_a_failing_clear_middleware_is_a_failure_row_and_the_history_still_clears(
     tmp_path: Path, after: bool
 ) -> None:
-    from aalis_api_memory import history_cleared, run_clear
+    from aalis_agent import run_clear
+    from aalis_api_memory import history_cleared
 
     with capture_logs() as logs:
         host = Host(_config(tmp_path), [_inmemory(), _FailsInMiddleware(after)], discover=False)

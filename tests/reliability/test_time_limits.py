@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from aalis_api_memory import ClearRequest, ClearType, history_cleared, memory, run_clear
+from aalis_agent import run_clear
+from aalis_api_memory import ClearRequest, ClearType, history_cleared, memory
 from aalis_schema_message import Message
 from structlog.testing import capture_logs
 

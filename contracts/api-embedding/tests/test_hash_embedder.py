@@ -3,7 +3,7 @@ from collections.abc import AsyncIterator
 import pytest
 import pytest_asyncio
 from aalis_api_embedding import LEXICAL, HashEmbedder, embedder_kind
-from aalis_api_embedding.testing import EmbedderConformance, cosine
+from aalis_api_embedding_conformance import EmbedderConformance, cosine
 
 
 class TestHashEmbedderConformance(EmbedderConformance):

@@ -1,135 +1,682 @@
 """The Aalis memory contract. Everything public is re-exported here."""
 
-from typing import TYPE_CHECKING, Any
-
-from aalis_api_memory.backend import CompleteMemoryBackend, MemoryBackend
-from aalis_api_memory.bridge import BridgeDeadlock, LoopBridge
-from aalis_api_memory.capabilities import COMPRESSION_ABSENT, compression, memory
-from aalis_api_memory.clearing import (
-    CONTEXT_CLEAR_TYPE,
-    ClearRequest,
-    ClearResult,
-    ClearType,
-    TextRef,
-    UnknownClearType,
-    clear_metadata_namespaces,
-    clear_types,
-    history_cleared,
-    resolve_types,
-    run_clear,
-)
-from aalis_api_memory.compression import (
-    REASON_CODES,
-    CompressionError,
-    CompressionLines,
-    CompressionService,
-    CompressionUsage,
-    SummaryRecord,
-    compression_due,
-    compression_line,
-)
-from aalis_api_memory.errors import MessageIdConflict
-from aalis_api_memory.exact import (
-    ArchiveConflict,
-    ExactArchiving,
-    HistorySnapshot,
-    MetadataGuard,
-    has_exact_archiving,
-)
-from aalis_api_memory.forgetting import (
-    PERSON_MARK,
-    ForgetRequest,
-    ForgetResult,
-    forget_marked_entries,
-    forget_person,
-    marked_as,
-)
-from aalis_api_memory.holds import HeldMemory, Holding
-from aalis_api_memory.person import Person, PersonLike, person_of
-from aalis_api_memory.prompt import (
-    PromptBlock,
-    PromptRequest,
-    collect_prompt_blocks,
-    insert_prompt_blocks,
-)
-from aalis_api_memory.provider import MemoryProviderPlugin, ServerMemoryProviderPlugin
-from aalis_api_memory.saving import SessionClock, announce_saved, save_conversation
-from aalis_api_memory.service import (
-    OPTIONAL_GROUPS,
-    OPTIONAL_METHODS,
-    ClearAll,
-    CrossSession,
-    FullHistory,
-    FullMemoryService,
-    Leases,
-    MemoryService,
-    MessagesById,
-    MetadataKeys,
-    Rewrite,
-    Transfer,
-    supports,
-)
-from aalis_api_memory.turn import (
-    PromptPlan,
-    TurnBusy,
-    TurnError,
-    TurnModel,
-    TurnModelFailed,
-    TurnReplyNotSaved,
-    TurnResult,
-    TurnSettings,
-    build_prompt,
-    run_turn,
-)
-from aalis_api_memory.types import (
-    Delete,
-    MetadataEntry,
-    MetadataOp,
-    Put,
-    RecentMessageRecord,
-    RecentMessagesQuery,
-    SessionInfo,
-    StoredMessage,
-    StoredRecord,
-)
-from aalis_api_memory.undo import UndoError, UndoOutcome, undo_last_turn
-
+# Every public name is re-exported lazily: importing the package costs nothing until a
+# name is used, and no implementation module imports another through this one at load.
+TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from aalis_api_memory.sync_host import SyncHost, SyncMemory
+    from aalis_api_memory.backend import (
+        OPTIONAL_MIXINS as OPTIONAL_MIXINS,
+    )
+    from aalis_api_memory.backend import (
+        UNBOUNDED as UNBOUNDED,
+    )
+    from aalis_api_memory.backend import (
+        CompleteMemoryBackend as CompleteMemoryBackend,
+    )
+    from aalis_api_memory.backend import (
+        EncodedOp as EncodedOp,
+    )
+    from aalis_api_memory.backend import (
+        ExactCommit as ExactCommit,
+    )
+    from aalis_api_memory.backend import (
+        ImportRecord as ImportRecord,
+    )
+    from aalis_api_memory.backend import (
+        MemoryBackend as MemoryBackend,
+    )
+    from aalis_api_memory.backend import (
+        RangeQuery as RangeQuery,
+    )
+    from aalis_api_memory.backend import (
+        RecentQuery as RecentQuery,
+    )
+    from aalis_api_memory.backend import (
+        Stamped as Stamped,
+    )
+    from aalis_api_memory.backend import (
+        WithClearAll as WithClearAll,
+    )
+    from aalis_api_memory.backend import (
+        WithCrossSession as WithCrossSession,
+    )
+    from aalis_api_memory.backend import (
+        WithExactArchiving as WithExactArchiving,
+    )
+    from aalis_api_memory.backend import (
+        WithFullHistory as WithFullHistory,
+    )
+    from aalis_api_memory.backend import (
+        WithLeases as WithLeases,
+    )
+    from aalis_api_memory.backend import (
+        WithMessagesById as WithMessagesById,
+    )
+    from aalis_api_memory.backend import (
+        WithMetadataKeys as WithMetadataKeys,
+    )
+    from aalis_api_memory.backend import (
+        WithRewrite as WithRewrite,
+    )
+    from aalis_api_memory.backend import (
+        WithTransfer as WithTransfer,
+    )
+    from aalis_api_memory.backend import (
+        check_records as check_records,
+    )
+    from aalis_api_memory.backend import (
+        identified as identified,
+    )
+    from aalis_api_memory.capabilities import (
+        COMPRESSION_ABSENT as COMPRESSION_ABSENT,
+    )
+    from aalis_api_memory.capabilities import (
+        compression as compression,
+    )
+    from aalis_api_memory.capabilities import (
+        memory as memory,
+    )
+    from aalis_api_memory.clearing import (
+        ALIASES as ALIASES,
+    )
+    from aalis_api_memory.clearing import (
+        ALL_TYPES as ALL_TYPES,
+    )
+    from aalis_api_memory.clearing import (
+        CONTEXT as CONTEXT,
+    )
+    from aalis_api_memory.clearing import (
+        CONTEXT_CLEAR_TYPE as CONTEXT_CLEAR_TYPE,
+    )
+    from aalis_api_memory.clearing import (
+        SCOPES as SCOPES,
+    )
+    from aalis_api_memory.clearing import (
+        ClearRequest as ClearRequest,
+    )
+    from aalis_api_memory.clearing import (
+        ClearResult as ClearResult,
+    )
+    from aalis_api_memory.clearing import (
+        ClearType as ClearType,
+    )
+    from aalis_api_memory.clearing import (
+        Scope as Scope,
+    )
+    from aalis_api_memory.clearing import (
+        Text as Text,
+    )
+    from aalis_api_memory.clearing import (
+        TextRef as TextRef,
+    )
+    from aalis_api_memory.clearing import (
+        UnknownClearType as UnknownClearType,
+    )
+    from aalis_api_memory.clearing import (
+        clear_metadata_namespaces as clear_metadata_namespaces,
+    )
+    from aalis_api_memory.clearing import (
+        history_cleared as history_cleared,
+    )
+    from aalis_api_memory.clearing import (
+        resolve_types as resolve_types,
+    )
+    from aalis_api_memory.compression import (
+        REASON_CODES as REASON_CODES,
+    )
+    from aalis_api_memory.compression import (
+        CompressionError as CompressionError,
+    )
+    from aalis_api_memory.compression import (
+        CompressionLines as CompressionLines,
+    )
+    from aalis_api_memory.compression import (
+        CompressionService as CompressionService,
+    )
+    from aalis_api_memory.compression import (
+        CompressionUsage as CompressionUsage,
+    )
+    from aalis_api_memory.compression import (
+        ReasonCode as ReasonCode,
+    )
+    from aalis_api_memory.compression import (
+        SummaryRecord as SummaryRecord,
+    )
+    from aalis_api_memory.compression import (
+        compression_due as compression_due,
+    )
+    from aalis_api_memory.compression import (
+        compression_line as compression_line,
+    )
+    from aalis_api_memory.errors import (
+        AalisMemoryError as AalisMemoryError,
+    )
+    from aalis_api_memory.errors import (
+        BackendError as BackendError,
+    )
+    from aalis_api_memory.errors import (
+        BackendUnavailable as BackendUnavailable,
+    )
+    from aalis_api_memory.errors import (
+        MessageIdConflict as MessageIdConflict,
+    )
+    from aalis_api_memory.errors import (
+        SchemaTooNew as SchemaTooNew,
+    )
+    from aalis_api_memory.errors import (
+        StoreClosed as StoreClosed,
+    )
+    from aalis_api_memory.errors import (
+        StoredDataError as StoredDataError,
+    )
+    from aalis_api_memory.exact import (
+        EXACT_METHODS as EXACT_METHODS,
+    )
+    from aalis_api_memory.exact import (
+        ArchiveConflict as ArchiveConflict,
+    )
+    from aalis_api_memory.exact import (
+        CheckedGuard as CheckedGuard,
+    )
+    from aalis_api_memory.exact import (
+        ConflictReason as ConflictReason,
+    )
+    from aalis_api_memory.exact import (
+        ExactArchiving as ExactArchiving,
+    )
+    from aalis_api_memory.exact import (
+        HistorySnapshot as HistorySnapshot,
+    )
+    from aalis_api_memory.exact import (
+        MetadataGuard as MetadataGuard,
+    )
+    from aalis_api_memory.exact import (
+        check_guard as check_guard,
+    )
+    from aalis_api_memory.exact import (
+        check_ids as check_ids,
+    )
+    from aalis_api_memory.exact import (
+        check_marker as check_marker,
+    )
+    from aalis_api_memory.exact import (
+        has_exact_archiving as has_exact_archiving,
+    )
+    from aalis_api_memory.exact import (
+        same_entry as same_entry,
+    )
+    from aalis_api_memory.forgetting import (
+        PERSON_MARK as PERSON_MARK,
+    )
+    from aalis_api_memory.forgetting import (
+        ForgetRequest as ForgetRequest,
+    )
+    from aalis_api_memory.forgetting import (
+        ForgetResult as ForgetResult,
+    )
+    from aalis_api_memory.forgetting import (
+        forget_marked_entries as forget_marked_entries,
+    )
+    from aalis_api_memory.forgetting import (
+        marked_as as marked_as,
+    )
+    from aalis_api_memory.forgetting import (
+        speaker as speaker,
+    )
+    from aalis_api_memory.holds import (
+        HELD_WRITES as HELD_WRITES,
+    )
+    from aalis_api_memory.holds import (
+        HeldMemory as HeldMemory,
+    )
+    from aalis_api_memory.holds import (
+        Holding as Holding,
+    )
+    from aalis_api_memory.hookspecs import (
+        EVENTS as EVENTS,
+    )
+    from aalis_api_memory.hookspecs import (
+        CompressingStatus as CompressingStatus,
+    )
+    from aalis_api_memory.hookspecs import (
+        history_changed as history_changed,
+    )
+    from aalis_api_memory.hookspecs import (
+        memory_clear as memory_clear,
+    )
+    from aalis_api_memory.hookspecs import (
+        memory_clear_types as memory_clear_types,
+    )
+    from aalis_api_memory.hookspecs import (
+        memory_forget as memory_forget,
+    )
+    from aalis_api_memory.hookspecs import (
+        memory_messages_deleted as memory_messages_deleted,
+    )
+    from aalis_api_memory.hookspecs import (
+        memory_messages_rewritten as memory_messages_rewritten,
+    )
+    from aalis_api_memory.hookspecs import (
+        memory_messages_saved as memory_messages_saved,
+    )
+    from aalis_api_memory.hookspecs import (
+        session_compressing as session_compressing,
+    )
+    from aalis_api_memory.leases import (
+        MAX_LEASE_KEY as MAX_LEASE_KEY,
+    )
+    from aalis_api_memory.leases import (
+        MAX_TTL_MS as MAX_TTL_MS,
+    )
+    from aalis_api_memory.leases import (
+        LeaseFailed as LeaseFailed,
+    )
+    from aalis_api_memory.leases import (
+        Leases as Leases,
+    )
+    from aalis_api_memory.leases import (
+        LeaseWaitTimeout as LeaseWaitTimeout,
+    )
+    from aalis_api_memory.leases import (
+        check_lease_key as check_lease_key,
+    )
+    from aalis_api_memory.leases import (
+        check_ttl_ms as check_ttl_ms,
+    )
+    from aalis_api_memory.leases import (
+        new_holder as new_holder,
+    )
+    from aalis_api_memory.leases import (
+        turn_lease_name as turn_lease_name,
+    )
+    from aalis_api_memory.person import (
+        PLATFORM_KEY as PLATFORM_KEY,
+    )
+    from aalis_api_memory.person import (
+        USER_ID_KEY as USER_ID_KEY,
+    )
+    from aalis_api_memory.person import (
+        Person as Person,
+    )
+    from aalis_api_memory.person import (
+        PersonLike as PersonLike,
+    )
+    from aalis_api_memory.person import (
+        person_of as person_of,
+    )
+    from aalis_api_memory.provider import (
+        MemoryProviderPlugin as MemoryProviderPlugin,
+    )
+    from aalis_api_memory.provider import (
+        ServerConfig as ServerConfig,
+    )
+    from aalis_api_memory.provider import (
+        ServerMemoryProviderPlugin as ServerMemoryProviderPlugin,
+    )
+    from aalis_api_memory.service import (
+        OPTIONAL_GROUPS as OPTIONAL_GROUPS,
+    )
+    from aalis_api_memory.service import (
+        OPTIONAL_METHODS as OPTIONAL_METHODS,
+    )
+    from aalis_api_memory.service import (
+        ClearAll as ClearAll,
+    )
+    from aalis_api_memory.service import (
+        CrossSession as CrossSession,
+    )
+    from aalis_api_memory.service import (
+        FullHistory as FullHistory,
+    )
+    from aalis_api_memory.service import (
+        FullMemoryService as FullMemoryService,
+    )
+    from aalis_api_memory.service import (
+        Limit as Limit,
+    )
+    from aalis_api_memory.service import (
+        MemoryService as MemoryService,
+    )
+    from aalis_api_memory.service import (
+        MessagesById as MessagesById,
+    )
+    from aalis_api_memory.service import (
+        MetadataKeys as MetadataKeys,
+    )
+    from aalis_api_memory.service import (
+        Rewrite as Rewrite,
+    )
+    from aalis_api_memory.service import (
+        Transfer as Transfer,
+    )
+    from aalis_api_memory.service import (
+        group_methods as group_methods,
+    )
+    from aalis_api_memory.service import (
+        group_of as group_of,
+    )
+    from aalis_api_memory.service import (
+        missing_methods as missing_methods,
+    )
+    from aalis_api_memory.service import (
+        supports as supports,
+    )
+    from aalis_api_memory.types import (
+        Delete as Delete,
+    )
+    from aalis_api_memory.types import (
+        MetadataEntry as MetadataEntry,
+    )
+    from aalis_api_memory.types import (
+        MetadataOp as MetadataOp,
+    )
+    from aalis_api_memory.types import (
+        Put as Put,
+    )
+    from aalis_api_memory.types import (
+        RecentMessageRecord as RecentMessageRecord,
+    )
+    from aalis_api_memory.types import (
+        RecentMessagesQuery as RecentMessagesQuery,
+    )
+    from aalis_api_memory.types import (
+        SessionInfo as SessionInfo,
+    )
+    from aalis_api_memory.types import (
+        StoredMessage as StoredMessage,
+    )
+    from aalis_api_memory.types import (
+        StoredRecord as StoredRecord,
+    )
+    from aalis_api_memory.validation import (
+        DEFAULT_CROSS_SESSION_MAX_LIMIT as DEFAULT_CROSS_SESSION_MAX_LIMIT,
+    )
+    from aalis_api_memory.validation import (
+        DEFAULT_FULL_HISTORY_LIMIT as DEFAULT_FULL_HISTORY_LIMIT,
+    )
+    from aalis_api_memory.validation import (
+        DEFAULT_HISTORY_LIMIT as DEFAULT_HISTORY_LIMIT,
+    )
+    from aalis_api_memory.validation import (
+        DEFAULT_RANGE_QUERY_LIMIT as DEFAULT_RANGE_QUERY_LIMIT,
+    )
+    from aalis_api_memory.validation import (
+        DEFAULT_RECENT_LIMIT as DEFAULT_RECENT_LIMIT,
+    )
+    from aalis_api_memory.validation import (
+        INT64_MAX as INT64_MAX,
+    )
+    from aalis_api_memory.validation import (
+        INT64_MIN as INT64_MIN,
+    )
+    from aalis_api_memory.validation import (
+        MAX_IDS_PER_CALL as MAX_IDS_PER_CALL,
+    )
+    from aalis_api_memory.validation import (
+        check_count as check_count,
+    )
+    from aalis_api_memory.validation import (
+        check_keep as check_keep,
+    )
+    from aalis_api_memory.validation import (
+        check_key as check_key,
+    )
+    from aalis_api_memory.validation import (
+        check_limit as check_limit,
+    )
+    from aalis_api_memory.validation import (
+        check_message as check_message,
+    )
+    from aalis_api_memory.validation import (
+        check_message_ids as check_message_ids,
+    )
+    from aalis_api_memory.validation import (
+        check_namespace as check_namespace,
+    )
+    from aalis_api_memory.validation import (
+        check_recent_query as check_recent_query,
+    )
+    from aalis_api_memory.validation import (
+        check_replacement as check_replacement,
+    )
+    from aalis_api_memory.validation import (
+        check_session_id as check_session_id,
+    )
+    from aalis_api_memory.validation import (
+        check_stored_timestamp as check_stored_timestamp,
+    )
+    from aalis_api_memory.validation import (
+        check_str_filter as check_str_filter,
+    )
+    from aalis_api_memory.validation import (
+        check_text as check_text,
+    )
+    from aalis_api_memory.validation import (
+        check_timestamp as check_timestamp,
+    )
+    from aalis_api_memory.validation import (
+        check_timestamps as check_timestamps,
+    )
+    from aalis_api_memory.validation import (
+        decode_metadata as decode_metadata,
+    )
+    from aalis_api_memory.validation import (
+        encode_batch as encode_batch,
+    )
+    from aalis_api_memory.validation import (
+        encode_metadata as encode_metadata,
+    )
+    from aalis_api_memory.validation import (
+        take_last as take_last,
+    )
 
-#: Imported on first use: the synchronous facade pulls in the whole host.
-_LAZY = {"SyncHost": "aalis_api_memory.sync_host", "SyncMemory": "aalis_api_memory.sync_host"}
-
-
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        import importlib
-
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module 'aalis_api_memory' has no attribute {name!r}")
-
+_EXPORTS: dict[str, str] = {
+    "CompleteMemoryBackend": "aalis_api_memory.backend",
+    "EncodedOp": "aalis_api_memory.backend",
+    "ExactCommit": "aalis_api_memory.backend",
+    "ImportRecord": "aalis_api_memory.backend",
+    "MemoryBackend": "aalis_api_memory.backend",
+    "OPTIONAL_MIXINS": "aalis_api_memory.backend",
+    "RangeQuery": "aalis_api_memory.backend",
+    "RecentQuery": "aalis_api_memory.backend",
+    "Stamped": "aalis_api_memory.backend",
+    "UNBOUNDED": "aalis_api_memory.backend",
+    "WithClearAll": "aalis_api_memory.backend",
+    "WithCrossSession": "aalis_api_memory.backend",
+    "WithExactArchiving": "aalis_api_memory.backend",
+    "WithFullHistory": "aalis_api_memory.backend",
+    "WithLeases": "aalis_api_memory.backend",
+    "WithMessagesById": "aalis_api_memory.backend",
+    "WithMetadataKeys": "aalis_api_memory.backend",
+    "WithRewrite": "aalis_api_memory.backend",
+    "WithTransfer": "aalis_api_memory.backend",
+    "check_records": "aalis_api_memory.backend",
+    "identified": "aalis_api_memory.backend",
+    "COMPRESSION_ABSENT": "aalis_api_memory.capabilities",
+    "compression": "aalis_api_memory.capabilities",
+    "memory": "aalis_api_memory.capabilities",
+    "ALIASES": "aalis_api_memory.clearing",
+    "ALL_TYPES": "aalis_api_memory.clearing",
+    "CONTEXT": "aalis_api_memory.clearing",
+    "CONTEXT_CLEAR_TYPE": "aalis_api_memory.clearing",
+    "ClearRequest": "aalis_api_memory.clearing",
+    "ClearResult": "aalis_api_memory.clearing",
+    "ClearType": "aalis_api_memory.clearing",
+    "SCOPES": "aalis_api_memory.clearing",
+    "Scope": "aalis_api_memory.clearing",
+    "Text": "aalis_api_memory.clearing",
+    "TextRef": "aalis_api_memory.clearing",
+    "UnknownClearType": "aalis_api_memory.clearing",
+    "clear_metadata_namespaces": "aalis_api_memory.clearing",
+    "history_cleared": "aalis_api_memory.clearing",
+    "resolve_types": "aalis_api_memory.clearing",
+    "CompressionError": "aalis_api_memory.compression",
+    "CompressionLines": "aalis_api_memory.compression",
+    "CompressionService": "aalis_api_memory.compression",
+    "CompressionUsage": "aalis_api_memory.compression",
+    "REASON_CODES": "aalis_api_memory.compression",
+    "ReasonCode": "aalis_api_memory.compression",
+    "SummaryRecord": "aalis_api_memory.compression",
+    "compression_due": "aalis_api_memory.compression",
+    "compression_line": "aalis_api_memory.compression",
+    "AalisMemoryError": "aalis_api_memory.errors",
+    "BackendError": "aalis_api_memory.errors",
+    "BackendUnavailable": "aalis_api_memory.errors",
+    "MessageIdConflict": "aalis_api_memory.errors",
+    "SchemaTooNew": "aalis_api_memory.errors",
+    "StoreClosed": "aalis_api_memory.errors",
+    "StoredDataError": "aalis_api_memory.errors",
+    "ArchiveConflict": "aalis_api_memory.exact",
+    "CheckedGuard": "aalis_api_memory.exact",
+    "ConflictReason": "aalis_api_memory.exact",
+    "EXACT_METHODS": "aalis_api_memory.exact",
+    "ExactArchiving": "aalis_api_memory.exact",
+    "HistorySnapshot": "aalis_api_memory.exact",
+    "MetadataGuard": "aalis_api_memory.exact",
+    "check_guard": "aalis_api_memory.exact",
+    "check_ids": "aalis_api_memory.exact",
+    "check_marker": "aalis_api_memory.exact",
+    "has_exact_archiving": "aalis_api_memory.exact",
+    "same_entry": "aalis_api_memory.exact",
+    "ForgetRequest": "aalis_api_memory.forgetting",
+    "ForgetResult": "aalis_api_memory.forgetting",
+    "PERSON_MARK": "aalis_api_memory.forgetting",
+    "forget_marked_entries": "aalis_api_memory.forgetting",
+    "marked_as": "aalis_api_memory.forgetting",
+    "speaker": "aalis_api_memory.forgetting",
+    "HELD_WRITES": "aalis_api_memory.holds",
+    "HeldMemory": "aalis_api_memory.holds",
+    "Holding": "aalis_api_memory.holds",
+    "CompressingStatus": "aalis_api_memory.hookspecs",
+    "EVENTS": "aalis_api_memory.hookspecs",
+    "history_changed": "aalis_api_memory.hookspecs",
+    "memory_clear": "aalis_api_memory.hookspecs",
+    "memory_clear_types": "aalis_api_memory.hookspecs",
+    "memory_forget": "aalis_api_memory.hookspecs",
+    "memory_messages_deleted": "aalis_api_memory.hookspecs",
+    "memory_messages_rewritten": "aalis_api_memory.hookspecs",
+    "memory_messages_saved": "aalis_api_memory.hookspecs",
+    "session_compressing": "aalis_api_memory.hookspecs",
+    "LeaseFailed": "aalis_api_memory.leases",
+    "LeaseWaitTimeout": "aalis_api_memory.leases",
+    "Leases": "aalis_api_memory.leases",
+    "MAX_LEASE_KEY": "aalis_api_memory.leases",
+    "MAX_TTL_MS": "aalis_api_memory.leases",
+    "check_lease_key": "aalis_api_memory.leases",
+    "check_ttl_ms": "aalis_api_memory.leases",
+    "new_holder": "aalis_api_memory.leases",
+    "turn_lease_name": "aalis_api_memory.leases",
+    "PLATFORM_KEY": "aalis_api_memory.person",
+    "Person": "aalis_api_memory.person",
+    "PersonLike": "aalis_api_memory.person",
+    "USER_ID_KEY": "aalis_api_memory.person",
+    "person_of": "aalis_api_memory.person",
+    "MemoryProviderPlugin": "aalis_api_memory.provider",
+    "ServerConfig": "aalis_api_memory.provider",
+    "ServerMemoryProviderPlugin": "aalis_api_memory.provider",
+    "ClearAll": "aalis_api_memory.service",
+    "CrossSession": "aalis_api_memory.service",
+    "FullHistory": "aalis_api_memory.service",
+    "FullMemoryService": "aalis_api_memory.service",
+    "Limit": "aalis_api_memory.service",
+    "MemoryService": "aalis_api_memory.service",
+    "MessagesById": "aalis_api_memory.service",
+    "MetadataKeys": "aalis_api_memory.service",
+    "OPTIONAL_GROUPS": "aalis_api_memory.service",
+    "OPTIONAL_METHODS": "aalis_api_memory.service",
+    "Rewrite": "aalis_api_memory.service",
+    "Transfer": "aalis_api_memory.service",
+    "group_methods": "aalis_api_memory.service",
+    "group_of": "aalis_api_memory.service",
+    "missing_methods": "aalis_api_memory.service",
+    "supports": "aalis_api_memory.service",
+    "Delete": "aalis_api_memory.types",
+    "MetadataEntry": "aalis_api_memory.types",
+    "MetadataOp": "aalis_api_memory.types",
+    "Put": "aalis_api_memory.types",
+    "RecentMessageRecord": "aalis_api_memory.types",
+    "RecentMessagesQuery": "aalis_api_memory.types",
+    "SessionInfo": "aalis_api_memory.types",
+    "StoredMessage": "aalis_api_memory.types",
+    "StoredRecord": "aalis_api_memory.types",
+    "DEFAULT_CROSS_SESSION_MAX_LIMIT": "aalis_api_memory.validation",
+    "DEFAULT_FULL_HISTORY_LIMIT": "aalis_api_memory.validation",
+    "DEFAULT_HISTORY_LIMIT": "aalis_api_memory.validation",
+    "DEFAULT_RANGE_QUERY_LIMIT": "aalis_api_memory.validation",
+    "DEFAULT_RECENT_LIMIT": "aalis_api_memory.validation",
+    "INT64_MAX": "aalis_api_memory.validation",
+    "INT64_MIN": "aalis_api_memory.validation",
+    "MAX_IDS_PER_CALL": "aalis_api_memory.validation",
+    "check_count": "aalis_api_memory.validation",
+    "check_keep": "aalis_api_memory.validation",
+    "check_key": "aalis_api_memory.validation",
+    "check_limit": "aalis_api_memory.validation",
+    "check_message": "aalis_api_memory.validation",
+    "check_message_ids": "aalis_api_memory.validation",
+    "check_namespace": "aalis_api_memory.validation",
+    "check_recent_query": "aalis_api_memory.validation",
+    "check_replacement": "aalis_api_memory.validation",
+    "check_session_id": "aalis_api_memory.validation",
+    "check_stored_timestamp": "aalis_api_memory.validation",
+    "check_str_filter": "aalis_api_memory.validation",
+    "check_text": "aalis_api_memory.validation",
+    "check_timestamp": "aalis_api_memory.validation",
+    "check_timestamps": "aalis_api_memory.validation",
+    "decode_metadata": "aalis_api_memory.validation",
+    "encode_batch": "aalis_api_memory.validation",
+    "encode_metadata": "aalis_api_memory.validation",
+    "take_last": "aalis_api_memory.validation",
+}
 
 __all__ = [
+    "ALIASES",
+    "ALL_TYPES",
     "COMPRESSION_ABSENT",
+    "CONTEXT",
     "CONTEXT_CLEAR_TYPE",
+    "DEFAULT_CROSS_SESSION_MAX_LIMIT",
+    "DEFAULT_FULL_HISTORY_LIMIT",
+    "DEFAULT_HISTORY_LIMIT",
+    "DEFAULT_RANGE_QUERY_LIMIT",
+    "DEFAULT_RECENT_LIMIT",
+    "EVENTS",
+    "EXACT_METHODS",
+    "HELD_WRITES",
+    "INT64_MAX",
+    "INT64_MIN",
+    "MAX_IDS_PER_CALL",
+    "MAX_LEASE_KEY",
+    "MAX_TTL_MS",
     "OPTIONAL_GROUPS",
     "OPTIONAL_METHODS",
+    "OPTIONAL_MIXINS",
     "PERSON_MARK",
+    "PLATFORM_KEY",
     "REASON_CODES",
+    "SCOPES",
+    "UNBOUNDED",
+    "USER_ID_KEY",
+    "AalisMemoryError",
     "ArchiveConflict",
-    "BridgeDeadlock",
+    "BackendError",
+    "BackendUnavailable",
+    "CheckedGuard",
     "ClearAll",
     "ClearRequest",
     "ClearResult",
     "ClearType",
     "CompleteMemoryBackend",
+    "CompressingStatus",
     "CompressionError",
     "CompressionLines",
     "CompressionService",
     "CompressionUsage",
+    "ConflictReason",
     "CrossSession",
     "Delete",
+    "EncodedOp",
     "ExactArchiving",
+    "ExactCommit",
     "ForgetRequest",
     "ForgetResult",
     "FullHistory",
@@ -137,8 +684,11 @@ __all__ = [
     "HeldMemory",
     "HistorySnapshot",
     "Holding",
+    "ImportRecord",
+    "LeaseFailed",
+    "LeaseWaitTimeout",
     "Leases",
-    "LoopBridge",
+    "Limit",
     "MemoryBackend",
     "MemoryProviderPlugin",
     "MemoryService",
@@ -150,53 +700,103 @@ __all__ = [
     "MetadataOp",
     "Person",
     "PersonLike",
-    "PromptBlock",
-    "PromptPlan",
-    "PromptRequest",
     "Put",
+    "RangeQuery",
+    "ReasonCode",
     "RecentMessageRecord",
     "RecentMessagesQuery",
+    "RecentQuery",
     "Rewrite",
+    "SchemaTooNew",
+    "Scope",
+    "ServerConfig",
     "ServerMemoryProviderPlugin",
-    "SessionClock",
     "SessionInfo",
+    "Stamped",
+    "StoreClosed",
+    "StoredDataError",
     "StoredMessage",
     "StoredRecord",
     "SummaryRecord",
-    "SyncHost",
-    "SyncMemory",
+    "Text",
     "TextRef",
     "Transfer",
-    "TurnBusy",
-    "TurnError",
-    "TurnModel",
-    "TurnModelFailed",
-    "TurnReplyNotSaved",
-    "TurnResult",
-    "TurnSettings",
-    "UndoError",
-    "UndoOutcome",
     "UnknownClearType",
-    "announce_saved",
-    "build_prompt",
+    "WithClearAll",
+    "WithCrossSession",
+    "WithExactArchiving",
+    "WithFullHistory",
+    "WithLeases",
+    "WithMessagesById",
+    "WithMetadataKeys",
+    "WithRewrite",
+    "WithTransfer",
+    "check_count",
+    "check_guard",
+    "check_ids",
+    "check_keep",
+    "check_key",
+    "check_lease_key",
+    "check_limit",
+    "check_marker",
+    "check_message",
+    "check_message_ids",
+    "check_namespace",
+    "check_recent_query",
+    "check_records",
+    "check_replacement",
+    "check_session_id",
+    "check_stored_timestamp",
+    "check_str_filter",
+    "check_text",
+    "check_timestamp",
+    "check_timestamps",
+    "check_ttl_ms",
     "clear_metadata_namespaces",
-    "clear_types",
-    "collect_prompt_blocks",
     "compression",
     "compression_due",
     "compression_line",
+    "decode_metadata",
+    "encode_batch",
+    "encode_metadata",
     "forget_marked_entries",
-    "forget_person",
+    "group_methods",
+    "group_of",
     "has_exact_archiving",
+    "history_changed",
     "history_cleared",
-    "insert_prompt_blocks",
+    "identified",
     "marked_as",
     "memory",
+    "memory_clear",
+    "memory_clear_types",
+    "memory_forget",
+    "memory_messages_deleted",
+    "memory_messages_rewritten",
+    "memory_messages_saved",
+    "missing_methods",
+    "new_holder",
     "person_of",
     "resolve_types",
-    "run_clear",
-    "run_turn",
-    "save_conversation",
+    "same_entry",
+    "session_compressing",
+    "speaker",
     "supports",
-    "undo_last_turn",
+    "take_last",
+    "turn_lease_name",
 ]
+
+if not TYPE_CHECKING:
+
+    def __getattr__(name: str) -> object:
+        module = _EXPORTS.get(name)
+        if module is None:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        import importlib
+
+        value = getattr(importlib.import_module(module), name)
+        globals()[name] = value  # later lookups skip this function
+        return value
+
+    def __dir__() -> list[str]:
+        return sorted(set(globals()) | set(__all__))

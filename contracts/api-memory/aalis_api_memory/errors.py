@@ -28,16 +28,16 @@ memory contract and its plugins derives from this base and is named here)::
     ├── SummaryRejected                     memory-summary: a model's summary failed its check
     ├── LeaseWaitTimeout                    aalis_api_memory.leases: another holder kept it
     ├── LeaseFailed                         aalis_api_memory.leases: the store did not answer
-    ├── TurnError                           aalis_api_memory.turn
+    ├── TurnError                           aalis_agent.turn
     │   ├── TurnBusy                        another turn held the session; nothing saved
     │   ├── TurnModelFailed                 the model call failed; the question is kept
     │   └── TurnReplyNotSaved               the reply could not be saved
-    ├── UndoError                           aalis_api_memory.undo: nothing to undo, or refused
-    ├── TransferError (ValueError)          aalis_api_memory.export_format: a bad export file
+    ├── UndoError                           aalis_agent.undo: nothing to undo, or refused
+    ├── TransferError (ValueError)          aalis_memory_tools.export_format: a bad export file
     ├── UnknownClearType (ValueError)       aalis_api_memory.clearing: no such clear type
-    ├── BridgeDeadlock (RuntimeError)       aalis_api_memory.bridge: a sync call on the loop
+    ├── BridgeDeadlock (RuntimeError)       aalis_agent.bridge: a sync call on the loop
     ├── ClearFailed (RuntimeError)          the LangChain and LlamaIndex adapters
-    └── CommandError (click.ClickException) aalis_api_memory.cli_plugin: a CLI command failed
+    └── CommandError (click.ClickException) aalis_memory_tools.cli_plugin: a CLI command failed
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
-"""Forgetting a person: ``forget_person`` and the ``memory_forget`` chain.
+"""Forgetting a person: the ``memory_forget`` chain's request, result rows and helpers.
 
-Modelled on clearing (``run_clear``): one request passes through an onion of middleware (one
+``forget_person`` (in ``aalis_agent``) runs the chain. Modelled on clearing (``run_clear``): one request passes through an onion of middleware (one
 per plugin that keeps something derived from what people said: vectors, summaries, notes,
 facts), with the erasure from the memory store as the innermost action. Each participant
 reports one ``ForgetResult`` row with counts, so ``aalis forget`` can show a line per layer
@@ -16,24 +16,15 @@ while it runs (a message saved meanwhile waits and lands afterwards).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from contextlib import AbstractAsyncContextManager, nullcontext
-from typing import TYPE_CHECKING
 
 import attrs
 from aalis_schema_message import Message
 
-from aalis_api_memory.clearing import Text, TextRef, _service, memory_capability
-from aalis_api_memory.holds import Holding
+from aalis_api_memory.clearing import Text
 from aalis_api_memory.person import Person
-from aalis_api_memory.service import MemoryService, MessagesById, Transfer, supports
+from aalis_api_memory.service import MemoryService
 from aalis_api_memory.types import Delete
 from aalis_api_memory.validation import check_namespace
-from aalis_core.containment import describe
-from aalis_core.host_services import HostServices
-from aalis_core.redaction import redact
-
-if TYPE_CHECKING:
-    from aalis_api_memory.clearing import MemoryTarget
 
 #: The key a plugin sets in a metadata entry's data to mark the entry as one person's
 #: (value: ``"PLATFORM:USER_ID"``); ``forget_marked_entries`` deletes such entries.
@@ -98,106 +89,6 @@ class ForgetRequest:
         self.results.append(ForgetResult(source, success, message, _counts(counts)))
 
 
-async def forget_person(
-    host: HostServices, person: Person | str, memory: MemoryTarget | None = None
-) -> list[ForgetResult]:
-    """Erase ``person`` from the memory store and from every plugin that joins the chain.
-
-    ``person`` is a ``Person`` or ``"PLATFORM:USER_ID"`` (a malformed one raises
-    ``ValueError`` before anything happens). Every session is held while the chain runs.
-    Returns the rows: ``source="memory"`` for the store, one per plugin, and a failure row
-    (``source=<plugin>``) for a middleware that raised. Emits ``memory_messages_deleted`` for
-    each group session changed and ``history_changed`` for every session changed.
-    """
-    who = person if isinstance(person, Person) else Person.parse(person)
-    handle = host.capability(memory_capability()) if memory is None else memory
-    service = _service(handle)
-    request = ForgetRequest(person=who)
-
-    async def erase() -> None:
-        await _erase_from_store(service, request)
-
-    def failed(plugin: str, exc: BaseException) -> None:
-        request.report(plugin, False, redact(describe(exc)))
-
-    async with _hold_all(service):
-        await host.run_middleware("memory_forget", request, erase, failed)
-
-    for sid, messages in request.group_messages.items():
-        await host.emit(
-            "memory_messages_deleted",
-            session_id=sid,
-            timestamps=[m.timestamp for m in messages if m.timestamp is not None],
-            ids=[m.id for m in messages if m.id],
-        )
-    for sid in request.affected_sessions:
-        await host.emit("history_changed", session_id=sid)
-    return request.results
-
-
-def _hold_all(service: object) -> AbstractAsyncContextManager[None]:
-    if supports(service, Holding):
-        return service.hold(None)
-    return nullcontext()
-
-
-async def _erase_from_store(service: MemoryService | None, request: ForgetRequest) -> None:
-    """The innermost action: the person's private sessions whole, their messages in groups."""
-    if service is None:
-        request.report("memory", False, "no memory backend is active; nothing was erased")
-        return
-    if not supports(service, Transfer, "list_sessions", "export_session"):
-        request.report(
-            "memory",
-            False,
-            "this memory backend cannot list and read every session (list_sessions, "
-            "export_session), so the person's messages cannot be found",
-        )
-        return
-    deleter = service if supports(service, MessagesById, "delete_messages_by_ids") else None
-    person = request.person
-    deleted = 0
-    problems: list[str] = []
-    for info in await service.list_sessions():
-        sid = info.session_id
-        try:
-            records = await service.export_session(sid)
-            theirs = [r.message for r in records if person.said(r.message)]
-            if not theirs:
-                continue
-            speakers = {speaker(r.message) for r in records} - {None}
-            if speakers <= {(person.platform, person.user_id)}:
-                await service.clear_session(sid)
-                request.private_sessions.append(sid)
-                deleted += len(records)
-                continue
-            if deleter is None or any(not m.id for m in theirs):
-                problems.append(f"{sid}: the backend cannot delete messages by id")
-                continue
-            count = await deleter.delete_messages_by_ids(sid, [m.id for m in theirs if m.id])
-            request.group_messages[sid] = theirs
-            deleted += int(count)
-        except Exception as exc:
-            problems.append(f"{sid}: {redact(describe(exc))}")
-    counts = {
-        "private_sessions": len(request.private_sessions),
-        "group_sessions": len(request.group_messages),
-        "messages": deleted,
-    }
-    private, groups = len(request.private_sessions), len(request.group_messages)
-    summary = (
-        f"{deleted} message{'' if deleted == 1 else 's'} erased: {private} private "
-        f"session{'' if private == 1 else 's'} whole, {groups} group "
-        f"session{'' if groups == 1 else 's'}"
-    )
-    if problems:
-        shown = "; ".join(problems[:5])
-        more = f" (+{len(problems) - 5} more)" if len(problems) > 5 else ""
-        request.report("memory", False, f"{summary}; NOT erased in {shown}{more}", counts)
-    else:
-        request.report("memory", True, TextRef("memory.forget.done", summary), counts)
-
-
 def marked_as(data: object, person: Person) -> bool:
     """True when a metadata entry's data is marked as ``person``'s (``PERSON_MARK``)."""
     return isinstance(data, Mapping) and data.get(PERSON_MARK) == str(person)
@@ -226,7 +117,6 @@ __all__ = [
     "ForgetRequest",
     "ForgetResult",
     "forget_marked_entries",
-    "forget_person",
     "marked_as",
     "speaker",
 ]

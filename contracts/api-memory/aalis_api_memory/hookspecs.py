@@ -4,13 +4,12 @@ The host adds these specs before it loads any plugin, so a plugin implementing a
 is checked against them (a misspelt hook is a load error, not a silent no-op) while
 ``aalis_core`` itself never imports this contract.
 
-Four shapes live here (see docs/architecture.md):
+Three shapes live here (the agent's hooks, ``prompt_contributions`` and
+``token_usage``, are ``aalis_agent``'s) (see docs/architecture.md):
 
 * middleware: ``memory_clear`` and ``memory_forget`` (async, Koa-style onions, run by
   ``host.run_middleware``);
 * contributions: ``memory_clear_types`` (sync, collected by ``host.collect_contributions``);
-* a prompt contribution: ``prompt_contributions`` (async, collected by
-  ``aalis_api_memory.prompt.collect_prompt_blocks``, each contributor contained);
 * events (docs/reference): notifications emitted with ``await host.emit(name, **payload)``; an
   implementation may be sync or async, and an exception in one never reaches the emitter.
   Events tell; they are never a way to orchestrate.
@@ -24,9 +23,7 @@ from typing import Literal
 from aalis_schema_message import Message
 
 from aalis_api_memory.clearing import ClearRequest, ClearType
-from aalis_api_memory.compression import CompressionUsage
 from aalis_api_memory.forgetting import ForgetRequest
-from aalis_api_memory.prompt import PromptBlock, PromptRequest
 from aalis_core.markers import hookspec
 
 CompressingStatus = Literal["start", "done", "error"]
@@ -62,17 +59,6 @@ def memory_clear_types() -> list[ClearType]:
 
     The same id from two plugins is one type (the first label collected wins), so a plugin
     may share ``context`` with the backends.
-    """
-    return []
-
-
-@hookspec
-async def prompt_contributions(request: PromptRequest) -> list[PromptBlock]:
-    """Blocks to add to the prompt an agent is building for ``request.session_id``.
-
-    The agent places them after the history, before the newest user message. Leave out what
-    ``request.history`` already carries. Return ``[]`` when there is nothing to add; a
-    contributor that raises or is slow is skipped for that turn and logged.
     """
     return []
 
@@ -121,14 +107,6 @@ def session_compressing(session_id: str, status: CompressingStatus) -> Awaitable
     (``error``); emitted only once a compression really starts."""
 
 
-@hookspec
-def token_usage(
-    session_id: str, platform: str | None, usage: CompressionUsage
-) -> Awaitable[None] | None:
-    """An agent's token figures after a model call; the compression provider may start an
-    automatic compression from it."""
-
-
 #: The event names, for emitters and tests that want to check a name.
 EVENTS: tuple[str, ...] = (
     "memory_messages_saved",
@@ -136,7 +114,6 @@ EVENTS: tuple[str, ...] = (
     "memory_messages_rewritten",
     "history_changed",
     "session_compressing",
-    "token_usage",
 )
 
 __all__ = [
@@ -149,7 +126,5 @@ __all__ = [
     "memory_messages_deleted",
     "memory_messages_rewritten",
     "memory_messages_saved",
-    "prompt_contributions",
     "session_compressing",
-    "token_usage",
 ]

@@ -10,15 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from aalis_api_memory import (
-    FullHistory,
-    HeldMemory,
-    MemoryService,
-    Rewrite,
-    Transfer,
-    supports,
-    undo_last_turn,
-)
+from aalis_agent import undo_last_turn
+from aalis_api_memory import FullHistory, HeldMemory, MemoryService, Rewrite, Transfer, supports
 from aalis_plugin_memory_inmemory.store import InMemoryMemory
 from aalis_schema_message import Message
 

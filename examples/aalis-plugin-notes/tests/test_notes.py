@@ -10,7 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from aalis_api_memory import UnknownClearType, memory, run_clear
+from aalis_agent import run_clear
+from aalis_api_memory import UnknownClearType, memory
 from aalis_plugin_memory_inmemory.plugin import MemoryInmemory
 from aalis_plugin_notes import NAMESPACE, NotesPlugin
 from aalis_schema_message import Message
@@ -107,7 +108,7 @@ async def test_without_memory_the_clear_row_says_so(tmp_path: Path) -> None:
 async def test_forget_takes_the_persons_private_notes_and_the_notes_about_them(
     tmp_path: Path,
 ) -> None:
-    from aalis_api_memory import forget_person
+    from aalis_agent import forget_person
 
     plugin = NotesPlugin()
     async with running_host([MemoryInmemory(), plugin], data_dir=tmp_path) as host:

@@ -22,10 +22,11 @@ import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar, cast
 
-from aalis_api_memory import Delete, MemoryService, Put, run_clear
+from aalis_agent import run_clear
+from aalis_agent.bridge import LoopBridge
+from aalis_agent.saving import save_conversation
+from aalis_api_memory import Delete, MemoryService, Put
 from aalis_api_memory import memory as memory_capability
-from aalis_api_memory.bridge import LoopBridge
-from aalis_api_memory.saving import save_conversation
 from aalis_schema_message import Message, ToolCall
 from google.adk.events.event import Event
 from google.adk.sessions import _session_util

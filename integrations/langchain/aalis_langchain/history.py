@@ -14,18 +14,12 @@ import math
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from aalis_api_memory import (
-    ClearResult,
-    MemoryService,
-    Person,
-    compression,
-    history_cleared,
-    run_clear,
-)
+from aalis_agent import run_clear
+from aalis_agent.bridge import LoopBridge
+from aalis_agent.saving import save_conversation
+from aalis_api_memory import ClearResult, MemoryService, Person, compression, history_cleared
 from aalis_api_memory import memory as memory_capability
-from aalis_api_memory.bridge import LoopBridge
 from aalis_api_memory.errors import AalisMemoryError
-from aalis_api_memory.saving import save_conversation
 from aalis_schema_message import Message
 from langchain_core.chat_history import BaseChatMessageHistory
 from langchain_core.messages import BaseMessage, SystemMessage
@@ -66,7 +60,7 @@ class ClearFailed(AalisMemoryError, RuntimeError):
 class AalisChatMessageHistory(BaseChatMessageHistory):
     """The messages of one Aalis session, as LangChain sees them.
 
-    ``host`` is a started ``aalis_api_memory.SyncHost`` (for synchronous code, notebooks and
+    ``host`` is a started ``aalis_agent.SyncHost`` (for synchronous code, notebooks and
     LangChain's sync ``invoke``) or a started ``aalis_core.Host`` (for async code: use the
     ``a*`` methods, ``ainvoke``). ``memory`` is the handle to use (default: the host's own,
     consumer ``host``); pass ``host.capability(memory, "my-app")`` to pin a consumer.

@@ -15,16 +15,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from aalis_api_memory import (
-    BridgeDeadlock,
-    ClearRequest,
-    MessageIdConflict,
-    Person,
-    SyncHost,
-    memory,
-    person_of,
-)
-from aalis_api_memory.testing._support import without_ids
+from aalis_agent import BridgeDeadlock, SyncHost
+from aalis_api_memory import ClearRequest, MessageIdConflict, Person, memory, person_of
+from aalis_api_memory_conformance._support import without_ids
 from aalis_langchain import AalisChatMessageHistory, ClearFailed
 from aalis_langchain.convert import LANGCHAIN_KEY, from_aalis, to_aalis
 from aalis_schema_message import Message, ToolCall

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from aalis_api_memory import SyncHost
+from aalis_agent import SyncHost
 from aalis_langchain import AalisChatMessageHistory
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage

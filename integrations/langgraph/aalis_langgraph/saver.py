@@ -26,9 +26,9 @@ import random
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from typing import Any, TypeVar, cast
 
+from aalis_agent.bridge import LoopBridge
 from aalis_api_memory import Delete, MemoryService, Put
 from aalis_api_memory import memory as memory_capability
-from aalis_api_memory.bridge import LoopBridge
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import (
     WRITES_IDX_MAP,
@@ -89,7 +89,7 @@ class AalisSaver(BaseCheckpointSaver[str]):
     """A ``BaseCheckpointSaver`` over the host's memory provider (sync and async).
 
     ``host`` is a started ``aalis_core.Host`` (use the ``a*`` methods, ``ainvoke``) or an
-    ``aalis_api_memory.SyncHost`` (both sides); ``memory`` a handle to pin a consumer.
+    ``aalis_agent.SyncHost`` (both sides); ``memory`` a handle to pin a consumer.
     """
 
     def __init__(

@@ -22,10 +22,10 @@ from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import Any, cast
 
+from aalis_agent.bridge import LoopBridge
 from aalis_api_embedding import embedding
 from aalis_api_memory import Delete, MemoryService, Put
 from aalis_api_memory import memory as memory_capability
-from aalis_api_memory.bridge import LoopBridge
 from langgraph.store.base import (
     BaseStore,
     GetOp,

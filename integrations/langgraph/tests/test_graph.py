@@ -10,7 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from aalis_api_memory import SyncHost, memory
+from aalis_agent import SyncHost
+from aalis_api_memory import memory
 from aalis_langgraph import THREADS, AalisSaver, thread_namespace
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, HumanMessage

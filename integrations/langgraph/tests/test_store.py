@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from aalis_api_memory import SyncHost, memory
+from aalis_agent import SyncHost
+from aalis_api_memory import memory
 from aalis_langgraph import REGISTRY, AalisStore, store_namespace
 from aalis_plugin_embedding_hash.plugin import EmbeddingHash
 from aalis_plugin_memory_sqlite.plugin import MemorySqlite

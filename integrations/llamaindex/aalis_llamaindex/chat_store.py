@@ -12,6 +12,9 @@ import math
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
+from aalis_agent import run_clear
+from aalis_agent.bridge import LoopBridge
+from aalis_agent.saving import save_conversation
 from aalis_api_memory import (
     ClearResult,
     FullHistory,
@@ -21,13 +24,10 @@ from aalis_api_memory import (
     Rewrite,
     Transfer,
     history_cleared,
-    run_clear,
     supports,
 )
 from aalis_api_memory import memory as memory_capability
-from aalis_api_memory.bridge import LoopBridge
 from aalis_api_memory.errors import AalisMemoryError
-from aalis_api_memory.saving import save_conversation
 from llama_index.core.base.llms.types import ChatMessage
 from llama_index.core.storage.chat_store.base import BaseChatStore
 from pydantic import PrivateAttr
@@ -57,7 +57,7 @@ def _key(value: object) -> str:
 class AalisChatStore(BaseChatStore):
     """LlamaIndex's chat store on an Aalis host; a key is a session id.
 
-    ``host`` is a started ``aalis_api_memory.SyncHost`` (sync methods from anywhere, async
+    ``host`` is a started ``aalis_agent.SyncHost`` (sync methods from anywhere, async
     ones from any loop) or a started ``aalis_core.Host`` (async methods, in its loop).
     ``memory`` is the handle to use (default: the host's own).
 

@@ -15,18 +15,11 @@ import math
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar, cast
 
-from aalis_api_memory import (
-    FullHistory,
-    MemoryService,
-    MessagesById,
-    Person,
-    Transfer,
-    run_clear,
-    supports,
-)
+from aalis_agent import run_clear
+from aalis_agent.bridge import LoopBridge
+from aalis_agent.saving import save_conversation
+from aalis_api_memory import FullHistory, MemoryService, MessagesById, Person, Transfer, supports
 from aalis_api_memory import memory as memory_capability
-from aalis_api_memory.bridge import LoopBridge
-from aalis_api_memory.saving import save_conversation
 from aalis_schema_message import Message
 from llama_index.core.base.llms.types import ChatMessage
 from llama_index.core.storage.chat_store.base_db import AsyncDBChatStore, MessageStatus

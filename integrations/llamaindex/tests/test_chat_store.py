@@ -13,8 +13,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from aalis_api_memory import ClearRequest, MessageIdConflict, Person, SyncHost, person_of
-from aalis_api_memory.testing._support import without_ids
+from aalis_agent import SyncHost
+from aalis_api_memory import ClearRequest, MessageIdConflict, Person, person_of
+from aalis_api_memory_conformance._support import without_ids
 from aalis_llamaindex import LLAMAINDEX_KEY, AalisChatStore, from_aalis
 from aalis_schema_message import Message, ToolCall
 from llama_index.core.base.llms.types import ChatMessage, ImageBlock, MessageRole, TextBlock

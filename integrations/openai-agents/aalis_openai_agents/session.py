@@ -18,6 +18,11 @@ import math
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
+from aalis_agent import run_clear
+from aalis_agent.bridge import LoopBridge
+from aalis_agent.prompt import PromptRequest, collect_prompt_blocks
+from aalis_agent.saving import save_conversation
+from aalis_agent.turn import SUMMARY_HEADER
 from aalis_api_memory import (
     ClearResult,
     CompressionUsage,
@@ -25,15 +30,10 @@ from aalis_api_memory import (
     Person,
     compression,
     history_cleared,
-    run_clear,
 )
 from aalis_api_memory import memory as memory_capability
-from aalis_api_memory.bridge import LoopBridge
 from aalis_api_memory.errors import AalisMemoryError
-from aalis_api_memory.prompt import PromptRequest, collect_prompt_blocks
-from aalis_api_memory.saving import save_conversation
 from aalis_api_memory.service import FullHistory, MessagesById, Rewrite, supports
-from aalis_api_memory.turn import SUMMARY_HEADER
 from aalis_schema_message import Message
 
 from aalis_openai_agents.convert import Item, item_to_message, message_to_items
@@ -76,7 +76,7 @@ class ClearFailed(AalisMemoryError, RuntimeError):
 class AalisSession:
     """One Aalis session as the Agents SDK sees it: a list of Responses-API input items.
 
-    ``host`` is a started ``aalis_core.Host`` or ``aalis_api_memory.SyncHost``; ``memory``
+    ``host`` is a started ``aalis_core.Host`` or ``aalis_agent.SyncHost``; ``memory``
     the handle to use (default: the host's own); ``platform`` and ``user_id`` name the person
     who speaks (stamped on every user item, which recall's ``user`` scope and forgetting a
     person go by). ``session_settings`` is the SDK's (its ``limit`` bounds ``get_items``).

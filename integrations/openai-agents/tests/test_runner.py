@@ -10,7 +10,8 @@ import asyncio
 import json
 from typing import Any
 
-from aalis_api_memory import SyncHost, compression, memory
+from aalis_agent import SyncHost
+from aalis_api_memory import compression, memory
 from aalis_openai_agents import ITEM_KEY, AalisSession
 from agents import Agent, RunConfig, Runner, SQLiteSession, function_tool
 from agents.testing import ScriptedModel, assistant_message, function_call

@@ -8,7 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from aalis_api_memory import SyncHost, compression, memory
+from aalis_agent import SyncHost
+from aalis_api_memory import compression, memory
 from aalis_pydantic_ai import MESSAGE_KEY, AalisHistory
 from aalis_schema_message import Message, ToolCall
 from pydantic_ai import Agent

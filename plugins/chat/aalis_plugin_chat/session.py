@@ -15,24 +15,16 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 import attrs
-from aalis_api_llm import ChatModel
-from aalis_api_memory import (
-    COMPRESSION_ABSENT,
-    CompressionError,
-    Person,
-    PromptBlock,
-    UndoError,
-    UnknownClearType,
-    run_clear,
-    undo_last_turn,
-)
-from aalis_api_memory.turn import (
+from aalis_agent import PromptBlock, UndoError, run_clear, undo_last_turn
+from aalis_agent.turn import (
     PromptPlan,
     TurnError,
     TurnReplyNotSaved,
     TurnSettings,
     run_turn,
 )
+from aalis_api_llm import ChatModel
+from aalis_api_memory import COMPRESSION_ABSENT, CompressionError, Person, UnknownClearType
 from aalis_schema_message import Message
 
 from aalis_core.capability import CapabilityAbsent

@@ -9,8 +9,9 @@ from collections.abc import Sequence
 from typing import Any
 
 import pytest
+from aalis_agent import PromptBlock, PromptRequest
 from aalis_api_llm import ChatResult, llm
-from aalis_api_memory import PromptBlock, PromptRequest, memory
+from aalis_api_memory import memory
 from aalis_plugin_chat import Chat
 from aalis_schema_message import Message
 

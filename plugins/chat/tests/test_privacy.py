@@ -9,8 +9,9 @@ import os
 from typing import Any
 
 import pytest
-from aalis_api_memory import Person, PromptBlock, PromptRequest, compression, memory, person_of
-from aalis_api_memory.turn import SUMMARY_HEADER
+from aalis_agent import PromptBlock, PromptRequest
+from aalis_agent.turn import SUMMARY_HEADER
+from aalis_api_memory import Person, compression, memory, person_of
 from aalis_plugin_chat import Chat
 from aalis_plugin_chat.config import ChatConfig
 from aalis_plugin_chat.login import os_login

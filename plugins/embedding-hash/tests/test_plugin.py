@@ -4,7 +4,7 @@ from pathlib import Path
 import pytest
 import pytest_asyncio
 from aalis_api_embedding import LEXICAL, Embedder, embedder_kind, embedding
-from aalis_api_embedding.testing import EmbedderConformance
+from aalis_api_embedding_conformance import EmbedderConformance
 from aalis_plugin_embedding_hash import EmbeddingHash, HashConfig
 
 from aalis_core.cli import format_plugins_table

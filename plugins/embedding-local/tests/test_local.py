@@ -15,7 +15,7 @@ from aalis_api_embedding import (
     embedder_kind,
     embedding,
 )
-from aalis_api_embedding.testing import EmbedderConformance, cosine
+from aalis_api_embedding_conformance import EmbedderConformance, cosine
 from aalis_plugin_embedding_local import EmbeddingLocal, LocalConfig, LocalE5Embedder
 
 from aalis_core.context import PluginContext

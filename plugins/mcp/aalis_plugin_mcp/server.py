@@ -17,16 +17,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from aalis_agent import run_clear
+from aalis_agent.saving import save_conversation
 from aalis_api_memory import (
     FullHistory,
     MemoryService,
     MetadataEntry,
     SessionInfo,
     Transfer,
-    run_clear,
     supports,
 )
-from aalis_api_memory.saving import save_conversation
 from aalis_schema_message import Message
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError

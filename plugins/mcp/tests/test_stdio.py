@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from aalis_api_memory import SyncHost
+from aalis_agent import SyncHost
 from aalis_schema_message import Message
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters

@@ -2,7 +2,7 @@ from collections.abc import AsyncIterator
 
 import pytest_asyncio
 from aalis_api_memory import HeldMemory
-from aalis_api_memory.testing import MemoryServiceConformance
+from aalis_api_memory_conformance import MemoryServiceConformance
 from aalis_plugin_memory_inmemory import InMemoryMemory
 
 

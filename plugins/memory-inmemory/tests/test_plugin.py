@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from aalis_api_memory import ClearType, HeldMemory, memory, run_clear
+from aalis_agent import run_clear
+from aalis_api_memory import ClearType, HeldMemory, memory
 from aalis_plugin_memory_inmemory import InMemoryMemory, MemoryInmemory
 from aalis_schema_message import Message
 

@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest_asyncio
-from aalis_api_memory.testing import MemoryServiceConformance
+from aalis_api_memory_conformance import MemoryServiceConformance
 from aalis_plugin_memory_mongodb import MongoConfig, MongoMemory
 from aalis_plugin_memory_mongodb.codec import escape_str
 

@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator, Iterator
 
 import pytest
 import pytest_asyncio
-from aalis_api_memory.testing import MemoryServiceConformance
+from aalis_api_memory_conformance import MemoryServiceConformance
 from aalis_plugin_memory_postgres import PostgresConfig, PostgresMemory
 from aalis_plugin_memory_postgres.codec import escape
 from aalis_plugin_memory_postgres.schema import quote_schema

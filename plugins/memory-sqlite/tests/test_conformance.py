@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest_asyncio
 from aalis_api_memory import HeldMemory
-from aalis_api_memory.testing import MemoryServiceConformance
+from aalis_api_memory_conformance import MemoryServiceConformance
 from aalis_plugin_memory_sqlite import SqliteMemory
 
 

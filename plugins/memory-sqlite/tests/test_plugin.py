@@ -8,7 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from aalis_api_memory import ClearType, memory, run_clear
+from aalis_agent import run_clear
+from aalis_api_memory import ClearType, memory
 from aalis_plugin_memory_sqlite import SqliteConfig, SqliteMemory, StoreClosed
 from aalis_plugin_memory_sqlite.plugin import PRIORITY, MemorySqlite
 from aalis_schema_message import Message

@@ -271,7 +271,7 @@ async def test_a_second_compress_while_one_runs_is_busy(env: Any) -> None:
 
 
 async def test_a_clear_while_running_cancels_and_writes_nothing(env: Any) -> None:
-    from aalis_api_memory import run_clear
+    from aalis_agent import run_clear
 
     await env.save(SID, m("user", "a", 1000), m("assistant", "b", 2000))
     task = await held(env)
@@ -290,7 +290,7 @@ async def test_a_clear_while_running_cancels_and_writes_nothing(env: Any) -> Non
 
 
 async def test_a_summary_only_clear_while_running_leaves_history_and_no_summary(env: Any) -> None:
-    from aalis_api_memory import run_clear
+    from aalis_agent import run_clear
 
     await env.save(SID, m("user", "a", 1000), m("assistant", "b", 2000))
     env.model.replies.append(reply("old summary"))
@@ -507,7 +507,7 @@ async def test_auto_compression_backs_off_after_failures(env: Any) -> None:
 
 
 async def test_a_clear_resets_the_back_off(env: Any) -> None:
-    from aalis_api_memory import run_clear
+    from aalis_agent import run_clear
 
     await env.save(SID, m("user", "a", 1000), m("assistant", "b", 2000))
     env.model.replies.append(RuntimeError("down"))
@@ -631,7 +631,7 @@ async def test_summariser_extractive_ignores_the_model(make_env: Any) -> None:
 
 
 async def test_clear_of_summaries(env: Any) -> None:
-    from aalis_api_memory import run_clear
+    from aalis_agent import run_clear
 
     for sid in ("a", "b"):
         # The same words in two sessions are two messages: ids of their own.

@@ -24,7 +24,8 @@ from typing import Any
 
 import attrs
 import pytest
-from aalis_api_memory import CompressionError, compression, memory, run_clear
+from aalis_agent import run_clear
+from aalis_api_memory import CompressionError, compression, memory
 from aalis_plugin_memory_summary import MemorySummary
 from aalis_schema_message import Message
 

@@ -6,7 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from aalis_api_memory import compression, forget_person, memory
+from aalis_agent import forget_person
+from aalis_api_memory import compression, memory
 from aalis_plugin_memory_summary import MemorySummary
 from aalis_schema_message import Message
 

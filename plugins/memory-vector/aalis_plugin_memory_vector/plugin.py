@@ -11,13 +11,12 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from aalis_agent import PromptBlock, PromptRequest
 from aalis_api_embedding import embedding
 from aalis_api_memory import (
     ClearRequest,
     ClearType,
     ForgetRequest,
-    PromptBlock,
-    PromptRequest,
     TextRef,
     history_cleared,
     memory,

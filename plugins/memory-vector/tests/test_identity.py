@@ -9,7 +9,8 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
-from aalis_api_memory import memory, run_clear
+from aalis_agent import run_clear
+from aalis_api_memory import memory
 from aalis_api_vectorstore import recall
 from aalis_plugin_memory_vector import MemoryVector
 from aalis_schema_message import Message, new_message_id

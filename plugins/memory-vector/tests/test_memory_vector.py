@@ -9,7 +9,8 @@ from typing import Any
 
 import attrs
 import pytest
-from aalis_api_memory import memory, run_clear, undo_last_turn
+from aalis_agent import run_clear, undo_last_turn
+from aalis_api_memory import memory
 from aalis_api_vectorstore import RecallUnavailable, recall
 from aalis_plugin_memory_vector import MemoryVector
 from aalis_plugin_memory_vector.gaps import GAPS_NAMESPACE

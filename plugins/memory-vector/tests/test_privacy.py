@@ -7,8 +7,9 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
-from aalis_api_memory import PromptRequest, forget_person, memory
-from aalis_api_memory.prompt import collect_prompt_blocks
+from aalis_agent import PromptRequest, forget_person
+from aalis_agent.prompt import collect_prompt_blocks
+from aalis_api_memory import memory
 from aalis_api_vectorstore import recall
 from aalis_plugin_memory_vector import MemoryVector
 from aalis_plugin_memory_vector.persons import PERSONS_NAMESPACE
@@ -223,7 +224,7 @@ async def test_a_group_stays_a_group_once_the_other_person_is_forgotten(world: W
 
 
 async def test_a_history_clear_takes_the_registry_entries_with_it(world: World) -> None:
-    from aalis_api_memory import run_clear
+    from aalis_agent import run_clear
 
     await world.say("alice-1", said(PIN, T0, "telegram", "alice"))
     await world.say("bob-1", said("hello", T0 + 1, "telegram", "bob"))

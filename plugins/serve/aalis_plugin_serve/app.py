@@ -14,6 +14,7 @@ from importlib import resources
 from typing import Any
 
 import attrs
+from aalis_agent import UndoError, clear_types, run_clear, undo_last_turn
 from aalis_api_memory import (
     COMPRESSION_ABSENT,
     CompressionError,
@@ -21,13 +22,9 @@ from aalis_api_memory import (
     MetadataKeys,
     SessionInfo,
     Transfer,
-    UndoError,
     UnknownClearType,
-    clear_types,
     history_cleared,
-    run_clear,
     supports,
-    undo_last_turn,
 )
 from aalis_api_memory.validation import check_session_id
 from aalis_api_relation import FactNotFound

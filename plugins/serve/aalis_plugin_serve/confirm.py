@@ -45,7 +45,7 @@ def require_confirmation(body: Mapping[str, Any], action: str) -> None:
 
 def last_turn(messages: Sequence[Message]) -> list[Message]:
     """The messages an undo deletes: the newest user message and everything after it,
-    control markers left out (the rule of ``aalis_api_memory.undo_last_turn``)."""
+    control markers left out (the rule of ``aalis_agent.undo_last_turn``)."""
     for index in range(len(messages) - 1, -1, -1):
         message = messages[index]
         if message.role == "user" and not message.is_control:

@@ -2,7 +2,7 @@
 
 A session's messages name their speakers (``metadata["platform"]`` and ``["user_id"]``, see
 docs/reference/turn.md), so the page can offer "Forget this person" for each. Forgetting
-is the memory contract's ``forget_person(host, person)``: every layer erases what it holds
+is the agent runtime's ``forget_person(host, person)``: every layer erases what it holds
 of the person, and the page shows one row per layer with its counts. See docs/host/serve.md
 and docs/host/privacy.md.
 """
@@ -13,7 +13,8 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from aalis_api_memory import ForgetResult, Person, forget_person
+from aalis_agent import forget_person
+from aalis_api_memory import ForgetResult, Person
 from aalis_schema_message import Message
 
 from aalis_core.host_services import HostServices

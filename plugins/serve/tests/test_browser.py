@@ -20,7 +20,6 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-import aalis_api_memory
 import pytest
 from aalis_api_memory import compression, memory
 from aalis_plugin_serve.testing import Served
@@ -173,7 +172,6 @@ async def test_timeline_compress_live_update_and_clear(
 async def test_undo_and_forget_ask_first_and_name_what_goes(
     served: Served, page: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.delattr(aalis_api_memory, "forget_person", raising=False)
     store = served.host.capability(memory).use
     alice = {"platform": "cli", "user_id": "alice"}
     for ts, role, text in [

@@ -12,13 +12,12 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from aalis_agent import PromptBlock, PromptRequest
 from aalis_api_llm import llm
 from aalis_api_memory import (
     ClearRequest,
     ClearType,
     ForgetRequest,
-    PromptBlock,
-    PromptRequest,
     TextRef,
     Transfer,
     clear_metadata_namespaces,

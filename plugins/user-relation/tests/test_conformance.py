@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 import pytest_asyncio
 from aalis_api_relation import PersonRef
-from aalis_api_relation.testing import RelationConformance, sentence
+from aalis_api_relation_conformance import RelationConformance, sentence
 from aalis_plugin_user_relation.plugin import UserRelation
 
 from aalis_core import Host, Plugin

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from aalis_api_memory import forget_person, run_clear
+from aalis_agent import forget_person, run_clear
 from aalis_plugin_user_relation.store import FACTS_NAMESPACE, GAPS_NAMESPACE
 from aalis_schema_message import Message
 

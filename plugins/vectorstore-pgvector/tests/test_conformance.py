@@ -6,7 +6,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 import pytest_asyncio
-from aalis_api_vectorstore.testing import VectorStoreConformance
+from aalis_api_vectorstore_conformance import VectorStoreConformance
 from aalis_plugin_memory_postgres.testing import TestServer, fresh_schema, shared_server
 from aalis_plugin_vectorstore_pgvector import PgvectorConfig, PgvectorStore
 

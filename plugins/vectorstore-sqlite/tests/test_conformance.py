@@ -2,7 +2,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest_asyncio
-from aalis_api_vectorstore.testing import VectorStoreConformance
+from aalis_api_vectorstore_conformance import VectorStoreConformance
 from aalis_plugin_vectorstore_sqlite.store import SqliteVectorStore
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from aalis_api_vectorstore import VectorStoreError, VectorStoreUnavailable, vectorstore
-from aalis_api_vectorstore.testing import T0, rec, scope, seeded_vector
+from aalis_api_vectorstore_conformance import T0, rec, scope, seeded_vector
 from aalis_plugin_vectorstore_sqlite.plugin import PRIORITY, VectorstoreSqlite
 from aalis_plugin_vectorstore_sqlite.schema import MIGRATIONS, SCHEMA_VERSION, SchemaTooNew
 from aalis_plugin_vectorstore_sqlite.store import SqliteVectorStore, StoreClosed
@@ -88,7 +88,7 @@ async def test_a_second_process_sees_this_ones_writes(tmp_path: Path) -> None:
         script = textwrap.dedent(
             f"""
             import asyncio
-            from aalis_api_vectorstore.testing import rec, seeded_vector
+            from aalis_api_vectorstore_conformance import rec, seeded_vector
             from aalis_plugin_vectorstore_sqlite.store import SqliteVectorStore
 
             async def main():
