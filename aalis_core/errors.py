@@ -3,7 +3,7 @@
 One root lets an application catch "anything Aalis refused or could not do" in one clause
 while a programming error (``TypeError`` from a wrong call, say) still surfaces as itself.
 Each layer adds its own base under the root and documents its tree in its errors module:
-``aalis_api_memory.errors``, ``aalis_api_llm.errors``, ``aalis_api_embedding.errors``,
+``aalis_api_memory._errors``, ``aalis_api_llm.errors``, ``aalis_api_embedding.errors``,
 ``aalis_api_vectorstore.errors``. A plugin's errors derive from its contract's base.
 Classes keep a built-in base where callers already catch one (``ConfigError`` is a
 ``ValueError``), so adding the root changed no ``except`` clause. See docs/architecture.md.

@@ -42,7 +42,7 @@ from collections import Counter
 from collections.abc import Sequence
 
 import attrs
-from aalis_agent.tokens import estimate_text_tokens, is_cjk
+from aalis_agent import estimate_text_tokens, is_cjk
 
 EXTRACTIVE_ID = "extractive"
 HEADER = (

@@ -42,7 +42,7 @@ class _Units:
 
 
 def summariser(name: str) -> Callable[[str | None, Sequence[tuple[str, str]]], str]:
-    from aalis_agent.tokens import estimate_text_tokens
+    from aalis_agent import estimate_text_tokens
     from aalis_plugin_memory_summary import extractive
     from sumy.models.dom import ObjectDocumentModel, Paragraph, Sentence
     from sumy.summarizers.lex_rank import LexRankSummarizer

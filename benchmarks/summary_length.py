@@ -7,7 +7,7 @@ is measured here, on the conversations of ``summary_quality_data.py`` (the same 
 summary cumulative:
 
 - ``carried``: the tokens a summary has to carry: the previous summary plus the span's texts
-  (the token estimate of ``aalis_agent.tokens``);
+  (the token estimate of ``aalis_agent._tokens``);
 - ``extractive``: the offline summariser's summary of that span (what the fallback commits);
 - ``facts``: the tersest summary a model could honestly write: every planted fact stated so
   far, as the bare matched text (``"Ana Ribeiro; Berlin; 14 March; ..."``), no words around
@@ -44,7 +44,7 @@ def _percentile(values: list[float], share: float) -> float:
 
 
 async def main(args: argparse.Namespace) -> None:
-    from aalis_agent.tokens import estimate_text_tokens
+    from aalis_agent import estimate_text_tokens
     from aalis_plugin_memory_summary import extractive
     from aalis_plugin_memory_summary.check import summary_floor
 

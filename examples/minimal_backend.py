@@ -17,10 +17,13 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
-from aalis_api_memory import MetadataEntry
-from aalis_api_memory.backend import EncodedOp, MemoryBackend
-from aalis_api_memory.errors import MessageIdConflict
-from aalis_api_memory.validation import decode_metadata
+from aalis_api_memory import (
+    EncodedOp,
+    MemoryBackend,
+    MessageIdConflict,
+    MetadataEntry,
+    decode_metadata,
+)
 from aalis_schema_message import CONTROL_KINDS, Message
 
 T = TypeVar("T")

@@ -20,7 +20,7 @@ from aalis_core.errors import AalisError
 ROOT = Path(__file__).resolve().parents[1]
 ERRORS_MODULES = (
     "aalis_core.errors",
-    "aalis_api_memory.errors",
+    "aalis_api_memory._errors",
     "aalis_api_llm.errors",
     "aalis_api_embedding.errors",
     "aalis_api_vectorstore.errors",

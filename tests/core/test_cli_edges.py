@@ -207,7 +207,7 @@ def test_clear_all_without_a_terminal_needs_yes(aalis: Any) -> None:
 
 
 def test_clear_all_on_a_terminal_asks_first(aalis: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    from aalis_memory_tools import cli_plugin
+    from aalis_memory_tools import _cli_plugin as cli_plugin
 
     monkeypatch.setattr(cli_plugin, "_interactive", lambda: True)
     declined = aalis("clear", "--all", stdin="n\n")

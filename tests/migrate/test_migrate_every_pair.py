@@ -26,7 +26,7 @@ import click
 import pytest
 from aalis_api_memory import Put, memory
 from aalis_memory_tools import migrate_between
-from aalis_memory_tools.cli_transfer import register
+from aalis_memory_tools._cli_transfer import register
 from aalis_schema_message import Message
 from click.testing import CliRunner
 

@@ -17,12 +17,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from aalis_agent import PromptRequest, forget_person
-from aalis_agent.prompt import collect_prompt_blocks
+from aalis_agent import PromptRequest, collect_prompt_blocks, forget_person
 from aalis_api_embedding import HashEmbedder, embedding
 from aalis_api_memory import memory
 from aalis_api_vectorstore import InMemoryVectorStore, recall, vectorstore
-from aalis_memory_tools.transfer import export_sessions
+from aalis_memory_tools import export_sessions
 from aalis_schema_message import Message
 
 from aalis_core import Host, Plugin

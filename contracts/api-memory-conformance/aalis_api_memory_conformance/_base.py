@@ -7,7 +7,7 @@ from typing import Any, ClassVar, Literal
 
 import pytest
 import pytest_asyncio
-from aalis_api_memory.service import (
+from aalis_api_memory import (
     OPTIONAL_GROUPS,
     FullMemoryService,
     MemoryService,

@@ -14,11 +14,11 @@ from typing import Any, TypeVar
 
 import attrs
 import pytest
-from aalis_api_memory.service import FullMemoryService
-from aalis_api_memory.types import StoredMessage
-from aalis_api_memory.validation import (
+from aalis_api_memory import (
     DEFAULT_CROSS_SESSION_MAX_LIMIT,
     DEFAULT_RANGE_QUERY_LIMIT,
+    FullMemoryService,
+    StoredMessage,
 )
 from aalis_schema_message import CONTROL_KINDS, Message, ToolCall, new_message_id
 

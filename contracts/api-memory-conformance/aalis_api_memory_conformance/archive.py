@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from aalis_api_memory.service import FullMemoryService
+from aalis_api_memory import FullMemoryService
 
 from aalis_api_memory_conformance._base import ConformanceBase
 from aalis_api_memory_conformance._support import (

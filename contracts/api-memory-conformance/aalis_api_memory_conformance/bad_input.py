@@ -12,8 +12,7 @@ import math
 from typing import Any, cast
 
 import pytest
-from aalis_api_memory.service import FullMemoryService
-from aalis_api_memory.types import StoredMessage
+from aalis_api_memory import FullMemoryService, StoredMessage
 from aalis_schema_message import Message
 
 from aalis_api_memory_conformance._base import ConformanceBase

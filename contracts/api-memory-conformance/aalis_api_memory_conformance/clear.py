@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from aalis_api_memory.service import FullMemoryService
+from aalis_api_memory import FullMemoryService
 
 from aalis_api_memory_conformance._base import ConformanceBase
 from aalis_api_memory_conformance._support import INF, conformance, has, msg, texts

@@ -5,8 +5,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any, cast
 
-from aalis_api_memory.service import FullMemoryService
-from aalis_api_memory.types import Delete, Put
+from aalis_api_memory import Delete, FullMemoryService, Put
 
 from aalis_api_memory_conformance._base import ConformanceBase
 from aalis_api_memory_conformance._support import INF, conformance, has, msg

@@ -12,8 +12,7 @@ import asyncio
 from typing import Any
 
 import pytest
-from aalis_api_memory.exact import ArchiveConflict, MetadataGuard
-from aalis_api_memory.service import FullMemoryService
+from aalis_api_memory import ArchiveConflict, FullMemoryService, MetadataGuard
 
 from aalis_api_memory_conformance._base import ConformanceBase
 from aalis_api_memory_conformance._support import (

@@ -11,8 +11,7 @@ from __future__ import annotations
 from typing import Any, cast
 
 import pytest
-from aalis_api_memory.service import FullMemoryService
-from aalis_api_memory.types import SessionInfo, StoredMessage
+from aalis_api_memory import FullMemoryService, SessionInfo, StoredMessage
 from aalis_schema_message import now_ms
 
 from aalis_api_memory_conformance._base import ConformanceBase

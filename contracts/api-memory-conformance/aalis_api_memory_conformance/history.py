@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import attrs
 import pytest
-from aalis_api_memory.service import FullMemoryService
+from aalis_api_memory import FullMemoryService
 from aalis_schema_message import Message, ToolCall, new_message_id, now_ms
 
 from aalis_api_memory_conformance._base import ConformanceBase

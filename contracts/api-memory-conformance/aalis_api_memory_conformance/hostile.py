@@ -7,7 +7,7 @@ backend cannot store something (a NUL inside a document field *name*), refusing 
 
 **[decided]** A lone surrogate (``"\\ud800"``) is not text: it cannot be encoded as UTF-8, so
 every backend refuses it with ``ValueError`` wherever it appears, before writing anything
-(``aalis_api_memory.validation.check_text``).
+(``aalis_api_memory._validation.check_text``).
 """
 
 from __future__ import annotations
@@ -16,8 +16,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import pytest
-from aalis_api_memory.service import FullMemoryService
-from aalis_api_memory.types import Put, RecentMessagesQuery, StoredMessage
+from aalis_api_memory import FullMemoryService, Put, RecentMessagesQuery, StoredMessage
 from aalis_schema_message import Message, ToolCall, new_message_id
 
 from aalis_api_memory_conformance._base import ConformanceBase

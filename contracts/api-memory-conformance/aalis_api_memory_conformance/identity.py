@@ -10,10 +10,14 @@ session in one millisecond are still two messages, found and deleted one at a ti
 from __future__ import annotations
 
 import pytest
-from aalis_api_memory.errors import MessageIdConflict
-from aalis_api_memory.exact import MetadataGuard
-from aalis_api_memory.service import FullMemoryService
-from aalis_api_memory.types import RecentMessagesQuery, StoredMessage, StoredRecord
+from aalis_api_memory import (
+    FullMemoryService,
+    MessageIdConflict,
+    MetadataGuard,
+    RecentMessagesQuery,
+    StoredMessage,
+    StoredRecord,
+)
 from aalis_schema_message import Message
 
 from aalis_api_memory_conformance._base import ConformanceBase

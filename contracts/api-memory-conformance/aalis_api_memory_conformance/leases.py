@@ -1,6 +1,6 @@
 """Conformance: leases (``acquire_lease`` + ``release_lease``).
 
-The rules are in ``aalis_api_memory.leases`` and docs/reference/memory-contract.md ("Leases").
+The rules are in ``aalis_api_memory._leases`` and docs/reference/memory-contract.md ("Leases").
 Every case runs on one store object; two holders stand for two processes (each process uses
 its own holder id), and the concurrent case fires the attempts at once so a backend that
 reads, then writes in two steps lets two of them win.
@@ -12,7 +12,7 @@ import asyncio
 from typing import Any
 
 import pytest
-from aalis_api_memory.service import FullMemoryService
+from aalis_api_memory import FullMemoryService
 
 from aalis_api_memory_conformance._base import ConformanceBase
 from aalis_api_memory_conformance._support import conformance, has

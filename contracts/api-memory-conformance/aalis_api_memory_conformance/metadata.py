@@ -6,8 +6,7 @@ import math
 from typing import Any
 
 import pytest
-from aalis_api_memory.service import FullMemoryService
-from aalis_api_memory.types import Delete, MetadataEntry, MetadataOp, Put
+from aalis_api_memory import Delete, FullMemoryService, MetadataEntry, MetadataOp, Put
 from aalis_schema_message import now_ms
 
 from aalis_api_memory_conformance._base import ConformanceBase

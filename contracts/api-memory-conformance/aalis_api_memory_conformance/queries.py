@@ -5,8 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from aalis_api_memory.service import FullMemoryService
-from aalis_api_memory.types import RecentMessageRecord, RecentMessagesQuery
+from aalis_api_memory import FullMemoryService, RecentMessageRecord, RecentMessagesQuery
 from aalis_schema_message import Message
 
 from aalis_api_memory_conformance._base import ConformanceBase

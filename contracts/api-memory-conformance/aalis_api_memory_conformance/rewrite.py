@@ -6,7 +6,7 @@ from typing import Any
 
 import attrs
 import pytest
-from aalis_api_memory.service import FullMemoryService
+from aalis_api_memory import FullMemoryService
 
 from aalis_api_memory_conformance._base import ConformanceBase
 from aalis_api_memory_conformance._support import (

@@ -18,8 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from aalis_api_memory import OPTIONAL_METHODS, FullHistory, MetadataKeys
-from aalis_api_memory.service import group_of
+from aalis_api_memory import OPTIONAL_METHODS, FullHistory, MetadataKeys, group_of
 from aalis_api_memory_conformance import ConformanceBase, MemoryServiceConformance
 
 pytest.importorskip("aalis_plugin_memory_inmemory", reason="the kit runs on memory-inmemory")

@@ -4,628 +4,628 @@
 # name is used, and no implementation module imports another through this one at load.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from aalis_api_memory.backend import (
+    from aalis_api_memory._backend import (
         OPTIONAL_MIXINS as OPTIONAL_MIXINS,
     )
-    from aalis_api_memory.backend import (
+    from aalis_api_memory._backend import (
         UNBOUNDED as UNBOUNDED,
     )
-    from aalis_api_memory.backend import (
+    from aalis_api_memory._backend import (
         CompleteMemoryBackend as CompleteMemoryBackend,
     )
-    from aalis_api_memory.backend import (
+    from aalis_api_memory._backend import (
         EncodedOp as EncodedOp,
     )
-    from aalis_api_memory.backend import (
+    from aalis_api_memory._backend import (
         ExactCommit as ExactCommit,
     )
-    from aalis_api_memory.backend import (
+    from aalis_api_memory._backend import (
         ImportRecord as ImportRecord,
     )
-    from aalis_api_memory.backend import (
+    from aalis_api_memory._backend import (
         MemoryBackend as MemoryBackend,
     )
-    from aalis_api_memory.backend import (
+    from aalis_api_memory._backend import (
         RangeQuery as RangeQuery,
     )
-    from aalis_api_memory.backend import (
+    from aalis_api_memory._backend import (
         RecentQuery as RecentQuery,
     )
-    from aalis_api_memory.backend import (
+    from aalis_api_memory._backend import (
         Stamped as Stamped,
     )
-    from aalis_api_memory.backend import (
+    from aalis_api_memory._backend import (
         WithClearAll as WithClearAll,
     )
-    from aalis_api_memory.backend import (
+    from aalis_api_memory._backend import (
         WithCrossSession as WithCrossSession,
     )
-    from aalis_api_memory.backend import (
+    from aalis_api_memory._backend import (
         WithExactArchiving as WithExactArchiving,
     )
-    from aalis_api_memory.backend import (
+    from aalis_api_memory._backend import (
         WithFullHistory as WithFullHistory,
     )
-    from aalis_api_memory.backend import (
+    from aalis_api_memory._backend import (
         WithLeases as WithLeases,
     )
-    from aalis_api_memory.backend import (
+    from aalis_api_memory._backend import (
         WithMessagesById as WithMessagesById,
     )
-    from aalis_api_memory.backend import (
+    from aalis_api_memory._backend import (
         WithMetadataKeys as WithMetadataKeys,
     )
-    from aalis_api_memory.backend import (
+    from aalis_api_memory._backend import (
         WithRewrite as WithRewrite,
     )
-    from aalis_api_memory.backend import (
+    from aalis_api_memory._backend import (
         WithTransfer as WithTransfer,
     )
-    from aalis_api_memory.backend import (
+    from aalis_api_memory._backend import (
         check_records as check_records,
     )
-    from aalis_api_memory.backend import (
+    from aalis_api_memory._backend import (
         identified as identified,
     )
-    from aalis_api_memory.capabilities import (
+    from aalis_api_memory._capabilities import (
         COMPRESSION_ABSENT as COMPRESSION_ABSENT,
     )
-    from aalis_api_memory.capabilities import (
+    from aalis_api_memory._capabilities import (
         compression as compression,
     )
-    from aalis_api_memory.capabilities import (
+    from aalis_api_memory._capabilities import (
         memory as memory,
     )
-    from aalis_api_memory.clearing import (
+    from aalis_api_memory._clearing import (
         ALIASES as ALIASES,
     )
-    from aalis_api_memory.clearing import (
+    from aalis_api_memory._clearing import (
         ALL_TYPES as ALL_TYPES,
     )
-    from aalis_api_memory.clearing import (
+    from aalis_api_memory._clearing import (
         CONTEXT as CONTEXT,
     )
-    from aalis_api_memory.clearing import (
+    from aalis_api_memory._clearing import (
         CONTEXT_CLEAR_TYPE as CONTEXT_CLEAR_TYPE,
     )
-    from aalis_api_memory.clearing import (
+    from aalis_api_memory._clearing import (
         SCOPES as SCOPES,
     )
-    from aalis_api_memory.clearing import (
+    from aalis_api_memory._clearing import (
         ClearRequest as ClearRequest,
     )
-    from aalis_api_memory.clearing import (
+    from aalis_api_memory._clearing import (
         ClearResult as ClearResult,
     )
-    from aalis_api_memory.clearing import (
+    from aalis_api_memory._clearing import (
         ClearType as ClearType,
     )
-    from aalis_api_memory.clearing import (
+    from aalis_api_memory._clearing import (
         Scope as Scope,
     )
-    from aalis_api_memory.clearing import (
+    from aalis_api_memory._clearing import (
         Text as Text,
     )
-    from aalis_api_memory.clearing import (
+    from aalis_api_memory._clearing import (
         TextRef as TextRef,
     )
-    from aalis_api_memory.clearing import (
+    from aalis_api_memory._clearing import (
         UnknownClearType as UnknownClearType,
     )
-    from aalis_api_memory.clearing import (
+    from aalis_api_memory._clearing import (
         clear_metadata_namespaces as clear_metadata_namespaces,
     )
-    from aalis_api_memory.clearing import (
+    from aalis_api_memory._clearing import (
         history_cleared as history_cleared,
     )
-    from aalis_api_memory.clearing import (
+    from aalis_api_memory._clearing import (
         resolve_types as resolve_types,
     )
-    from aalis_api_memory.compression import (
+    from aalis_api_memory._compression import (
         REASON_CODES as REASON_CODES,
     )
-    from aalis_api_memory.compression import (
+    from aalis_api_memory._compression import (
         CompressionError as CompressionError,
     )
-    from aalis_api_memory.compression import (
+    from aalis_api_memory._compression import (
         CompressionLines as CompressionLines,
     )
-    from aalis_api_memory.compression import (
+    from aalis_api_memory._compression import (
         CompressionService as CompressionService,
     )
-    from aalis_api_memory.compression import (
+    from aalis_api_memory._compression import (
         CompressionUsage as CompressionUsage,
     )
-    from aalis_api_memory.compression import (
+    from aalis_api_memory._compression import (
         ReasonCode as ReasonCode,
     )
-    from aalis_api_memory.compression import (
+    from aalis_api_memory._compression import (
         SummaryRecord as SummaryRecord,
     )
-    from aalis_api_memory.compression import (
+    from aalis_api_memory._compression import (
         compression_due as compression_due,
     )
-    from aalis_api_memory.compression import (
+    from aalis_api_memory._compression import (
         compression_line as compression_line,
     )
-    from aalis_api_memory.errors import (
+    from aalis_api_memory._errors import (
         AalisMemoryError as AalisMemoryError,
     )
-    from aalis_api_memory.errors import (
+    from aalis_api_memory._errors import (
         BackendError as BackendError,
     )
-    from aalis_api_memory.errors import (
+    from aalis_api_memory._errors import (
         BackendUnavailable as BackendUnavailable,
     )
-    from aalis_api_memory.errors import (
+    from aalis_api_memory._errors import (
         MessageIdConflict as MessageIdConflict,
     )
-    from aalis_api_memory.errors import (
+    from aalis_api_memory._errors import (
         SchemaTooNew as SchemaTooNew,
     )
-    from aalis_api_memory.errors import (
+    from aalis_api_memory._errors import (
         StoreClosed as StoreClosed,
     )
-    from aalis_api_memory.errors import (
+    from aalis_api_memory._errors import (
         StoredDataError as StoredDataError,
     )
-    from aalis_api_memory.exact import (
+    from aalis_api_memory._exact import (
         EXACT_METHODS as EXACT_METHODS,
     )
-    from aalis_api_memory.exact import (
+    from aalis_api_memory._exact import (
         ArchiveConflict as ArchiveConflict,
     )
-    from aalis_api_memory.exact import (
+    from aalis_api_memory._exact import (
         CheckedGuard as CheckedGuard,
     )
-    from aalis_api_memory.exact import (
+    from aalis_api_memory._exact import (
         ConflictReason as ConflictReason,
     )
-    from aalis_api_memory.exact import (
+    from aalis_api_memory._exact import (
         ExactArchiving as ExactArchiving,
     )
-    from aalis_api_memory.exact import (
+    from aalis_api_memory._exact import (
         HistorySnapshot as HistorySnapshot,
     )
-    from aalis_api_memory.exact import (
+    from aalis_api_memory._exact import (
         MetadataGuard as MetadataGuard,
     )
-    from aalis_api_memory.exact import (
+    from aalis_api_memory._exact import (
         check_guard as check_guard,
     )
-    from aalis_api_memory.exact import (
+    from aalis_api_memory._exact import (
         check_ids as check_ids,
     )
-    from aalis_api_memory.exact import (
+    from aalis_api_memory._exact import (
         check_marker as check_marker,
     )
-    from aalis_api_memory.exact import (
+    from aalis_api_memory._exact import (
         has_exact_archiving as has_exact_archiving,
     )
-    from aalis_api_memory.exact import (
+    from aalis_api_memory._exact import (
         same_entry as same_entry,
     )
-    from aalis_api_memory.forgetting import (
+    from aalis_api_memory._forgetting import (
         PERSON_MARK as PERSON_MARK,
     )
-    from aalis_api_memory.forgetting import (
+    from aalis_api_memory._forgetting import (
         ForgetRequest as ForgetRequest,
     )
-    from aalis_api_memory.forgetting import (
+    from aalis_api_memory._forgetting import (
         ForgetResult as ForgetResult,
     )
-    from aalis_api_memory.forgetting import (
+    from aalis_api_memory._forgetting import (
         forget_marked_entries as forget_marked_entries,
     )
-    from aalis_api_memory.forgetting import (
+    from aalis_api_memory._forgetting import (
         marked_as as marked_as,
     )
-    from aalis_api_memory.forgetting import (
+    from aalis_api_memory._forgetting import (
         speaker as speaker,
     )
-    from aalis_api_memory.holds import (
+    from aalis_api_memory._holds import (
         HELD_WRITES as HELD_WRITES,
     )
-    from aalis_api_memory.holds import (
+    from aalis_api_memory._holds import (
         HeldMemory as HeldMemory,
     )
-    from aalis_api_memory.holds import (
+    from aalis_api_memory._holds import (
         Holding as Holding,
     )
-    from aalis_api_memory.hookspecs import (
+    from aalis_api_memory._hookspecs import (
         EVENTS as EVENTS,
     )
-    from aalis_api_memory.hookspecs import (
+    from aalis_api_memory._hookspecs import (
         CompressingStatus as CompressingStatus,
     )
-    from aalis_api_memory.hookspecs import (
+    from aalis_api_memory._hookspecs import (
         history_changed as history_changed,
     )
-    from aalis_api_memory.hookspecs import (
+    from aalis_api_memory._hookspecs import (
         memory_clear as memory_clear,
     )
-    from aalis_api_memory.hookspecs import (
+    from aalis_api_memory._hookspecs import (
         memory_clear_types as memory_clear_types,
     )
-    from aalis_api_memory.hookspecs import (
+    from aalis_api_memory._hookspecs import (
         memory_forget as memory_forget,
     )
-    from aalis_api_memory.hookspecs import (
+    from aalis_api_memory._hookspecs import (
         memory_messages_deleted as memory_messages_deleted,
     )
-    from aalis_api_memory.hookspecs import (
+    from aalis_api_memory._hookspecs import (
         memory_messages_rewritten as memory_messages_rewritten,
     )
-    from aalis_api_memory.hookspecs import (
+    from aalis_api_memory._hookspecs import (
         memory_messages_saved as memory_messages_saved,
     )
-    from aalis_api_memory.hookspecs import (
+    from aalis_api_memory._hookspecs import (
         session_compressing as session_compressing,
     )
-    from aalis_api_memory.leases import (
+    from aalis_api_memory._leases import (
         MAX_LEASE_KEY as MAX_LEASE_KEY,
     )
-    from aalis_api_memory.leases import (
+    from aalis_api_memory._leases import (
         MAX_TTL_MS as MAX_TTL_MS,
     )
-    from aalis_api_memory.leases import (
+    from aalis_api_memory._leases import (
         LeaseFailed as LeaseFailed,
     )
-    from aalis_api_memory.leases import (
+    from aalis_api_memory._leases import (
         Leases as Leases,
     )
-    from aalis_api_memory.leases import (
+    from aalis_api_memory._leases import (
         LeaseWaitTimeout as LeaseWaitTimeout,
     )
-    from aalis_api_memory.leases import (
+    from aalis_api_memory._leases import (
         check_lease_key as check_lease_key,
     )
-    from aalis_api_memory.leases import (
+    from aalis_api_memory._leases import (
         check_ttl_ms as check_ttl_ms,
     )
-    from aalis_api_memory.leases import (
+    from aalis_api_memory._leases import (
         new_holder as new_holder,
     )
-    from aalis_api_memory.leases import (
+    from aalis_api_memory._leases import (
         turn_lease_name as turn_lease_name,
     )
-    from aalis_api_memory.person import (
+    from aalis_api_memory._person import (
         PLATFORM_KEY as PLATFORM_KEY,
     )
-    from aalis_api_memory.person import (
+    from aalis_api_memory._person import (
         USER_ID_KEY as USER_ID_KEY,
     )
-    from aalis_api_memory.person import (
+    from aalis_api_memory._person import (
         Person as Person,
     )
-    from aalis_api_memory.person import (
+    from aalis_api_memory._person import (
         PersonLike as PersonLike,
     )
-    from aalis_api_memory.person import (
+    from aalis_api_memory._person import (
         person_of as person_of,
     )
-    from aalis_api_memory.provider import (
+    from aalis_api_memory._provider import (
         MemoryProviderPlugin as MemoryProviderPlugin,
     )
-    from aalis_api_memory.provider import (
+    from aalis_api_memory._provider import (
         ServerConfig as ServerConfig,
     )
-    from aalis_api_memory.provider import (
+    from aalis_api_memory._provider import (
         ServerMemoryProviderPlugin as ServerMemoryProviderPlugin,
     )
-    from aalis_api_memory.service import (
+    from aalis_api_memory._service import (
         OPTIONAL_GROUPS as OPTIONAL_GROUPS,
     )
-    from aalis_api_memory.service import (
+    from aalis_api_memory._service import (
         OPTIONAL_METHODS as OPTIONAL_METHODS,
     )
-    from aalis_api_memory.service import (
+    from aalis_api_memory._service import (
         ClearAll as ClearAll,
     )
-    from aalis_api_memory.service import (
+    from aalis_api_memory._service import (
         CrossSession as CrossSession,
     )
-    from aalis_api_memory.service import (
+    from aalis_api_memory._service import (
         FullHistory as FullHistory,
     )
-    from aalis_api_memory.service import (
+    from aalis_api_memory._service import (
         FullMemoryService as FullMemoryService,
     )
-    from aalis_api_memory.service import (
+    from aalis_api_memory._service import (
         Limit as Limit,
     )
-    from aalis_api_memory.service import (
+    from aalis_api_memory._service import (
         MemoryService as MemoryService,
     )
-    from aalis_api_memory.service import (
+    from aalis_api_memory._service import (
         MessagesById as MessagesById,
     )
-    from aalis_api_memory.service import (
+    from aalis_api_memory._service import (
         MetadataKeys as MetadataKeys,
     )
-    from aalis_api_memory.service import (
+    from aalis_api_memory._service import (
         Rewrite as Rewrite,
     )
-    from aalis_api_memory.service import (
+    from aalis_api_memory._service import (
         Transfer as Transfer,
     )
-    from aalis_api_memory.service import (
+    from aalis_api_memory._service import (
         group_methods as group_methods,
     )
-    from aalis_api_memory.service import (
+    from aalis_api_memory._service import (
         group_of as group_of,
     )
-    from aalis_api_memory.service import (
+    from aalis_api_memory._service import (
         missing_methods as missing_methods,
     )
-    from aalis_api_memory.service import (
+    from aalis_api_memory._service import (
         supports as supports,
     )
-    from aalis_api_memory.types import (
+    from aalis_api_memory._types import (
         Delete as Delete,
     )
-    from aalis_api_memory.types import (
+    from aalis_api_memory._types import (
         MetadataEntry as MetadataEntry,
     )
-    from aalis_api_memory.types import (
+    from aalis_api_memory._types import (
         MetadataOp as MetadataOp,
     )
-    from aalis_api_memory.types import (
+    from aalis_api_memory._types import (
         Put as Put,
     )
-    from aalis_api_memory.types import (
+    from aalis_api_memory._types import (
         RecentMessageRecord as RecentMessageRecord,
     )
-    from aalis_api_memory.types import (
+    from aalis_api_memory._types import (
         RecentMessagesQuery as RecentMessagesQuery,
     )
-    from aalis_api_memory.types import (
+    from aalis_api_memory._types import (
         SessionInfo as SessionInfo,
     )
-    from aalis_api_memory.types import (
+    from aalis_api_memory._types import (
         StoredMessage as StoredMessage,
     )
-    from aalis_api_memory.types import (
+    from aalis_api_memory._types import (
         StoredRecord as StoredRecord,
     )
-    from aalis_api_memory.validation import (
+    from aalis_api_memory._validation import (
         DEFAULT_CROSS_SESSION_MAX_LIMIT as DEFAULT_CROSS_SESSION_MAX_LIMIT,
     )
-    from aalis_api_memory.validation import (
+    from aalis_api_memory._validation import (
         DEFAULT_FULL_HISTORY_LIMIT as DEFAULT_FULL_HISTORY_LIMIT,
     )
-    from aalis_api_memory.validation import (
+    from aalis_api_memory._validation import (
         DEFAULT_HISTORY_LIMIT as DEFAULT_HISTORY_LIMIT,
     )
-    from aalis_api_memory.validation import (
+    from aalis_api_memory._validation import (
         DEFAULT_RANGE_QUERY_LIMIT as DEFAULT_RANGE_QUERY_LIMIT,
     )
-    from aalis_api_memory.validation import (
+    from aalis_api_memory._validation import (
         DEFAULT_RECENT_LIMIT as DEFAULT_RECENT_LIMIT,
     )
-    from aalis_api_memory.validation import (
+    from aalis_api_memory._validation import (
         INT64_MAX as INT64_MAX,
     )
-    from aalis_api_memory.validation import (
+    from aalis_api_memory._validation import (
         INT64_MIN as INT64_MIN,
     )
-    from aalis_api_memory.validation import (
+    from aalis_api_memory._validation import (
         MAX_IDS_PER_CALL as MAX_IDS_PER_CALL,
     )
-    from aalis_api_memory.validation import (
+    from aalis_api_memory._validation import (
         check_count as check_count,
     )
-    from aalis_api_memory.validation import (
+    from aalis_api_memory._validation import (
         check_keep as check_keep,
     )
-    from aalis_api_memory.validation import (
+    from aalis_api_memory._validation import (
         check_key as check_key,
     )
-    from aalis_api_memory.validation import (
+    from aalis_api_memory._validation import (
         check_limit as check_limit,
     )
-    from aalis_api_memory.validation import (
+    from aalis_api_memory._validation import (
         check_message as check_message,
     )
-    from aalis_api_memory.validation import (
+    from aalis_api_memory._validation import (
         check_message_ids as check_message_ids,
     )
-    from aalis_api_memory.validation import (
+    from aalis_api_memory._validation import (
         check_namespace as check_namespace,
     )
-    from aalis_api_memory.validation import (
+    from aalis_api_memory._validation import (
         check_recent_query as check_recent_query,
     )
-    from aalis_api_memory.validation import (
+    from aalis_api_memory._validation import (
         check_replacement as check_replacement,
     )
-    from aalis_api_memory.validation import (
+    from aalis_api_memory._validation import (
         check_session_id as check_session_id,
     )
-    from aalis_api_memory.validation import (
+    from aalis_api_memory._validation import (
         check_stored_timestamp as check_stored_timestamp,
     )
-    from aalis_api_memory.validation import (
+    from aalis_api_memory._validation import (
         check_str_filter as check_str_filter,
     )
-    from aalis_api_memory.validation import (
+    from aalis_api_memory._validation import (
         check_text as check_text,
     )
-    from aalis_api_memory.validation import (
+    from aalis_api_memory._validation import (
         check_timestamp as check_timestamp,
     )
-    from aalis_api_memory.validation import (
+    from aalis_api_memory._validation import (
         check_timestamps as check_timestamps,
     )
-    from aalis_api_memory.validation import (
+    from aalis_api_memory._validation import (
         decode_metadata as decode_metadata,
     )
-    from aalis_api_memory.validation import (
+    from aalis_api_memory._validation import (
         encode_batch as encode_batch,
     )
-    from aalis_api_memory.validation import (
+    from aalis_api_memory._validation import (
         encode_metadata as encode_metadata,
     )
-    from aalis_api_memory.validation import (
+    from aalis_api_memory._validation import (
         take_last as take_last,
     )
 
 _EXPORTS: dict[str, str] = {
-    "CompleteMemoryBackend": "aalis_api_memory.backend",
-    "EncodedOp": "aalis_api_memory.backend",
-    "ExactCommit": "aalis_api_memory.backend",
-    "ImportRecord": "aalis_api_memory.backend",
-    "MemoryBackend": "aalis_api_memory.backend",
-    "OPTIONAL_MIXINS": "aalis_api_memory.backend",
-    "RangeQuery": "aalis_api_memory.backend",
-    "RecentQuery": "aalis_api_memory.backend",
-    "Stamped": "aalis_api_memory.backend",
-    "UNBOUNDED": "aalis_api_memory.backend",
-    "WithClearAll": "aalis_api_memory.backend",
-    "WithCrossSession": "aalis_api_memory.backend",
-    "WithExactArchiving": "aalis_api_memory.backend",
-    "WithFullHistory": "aalis_api_memory.backend",
-    "WithLeases": "aalis_api_memory.backend",
-    "WithMessagesById": "aalis_api_memory.backend",
-    "WithMetadataKeys": "aalis_api_memory.backend",
-    "WithRewrite": "aalis_api_memory.backend",
-    "WithTransfer": "aalis_api_memory.backend",
-    "check_records": "aalis_api_memory.backend",
-    "identified": "aalis_api_memory.backend",
-    "COMPRESSION_ABSENT": "aalis_api_memory.capabilities",
-    "compression": "aalis_api_memory.capabilities",
-    "memory": "aalis_api_memory.capabilities",
-    "ALIASES": "aalis_api_memory.clearing",
-    "ALL_TYPES": "aalis_api_memory.clearing",
-    "CONTEXT": "aalis_api_memory.clearing",
-    "CONTEXT_CLEAR_TYPE": "aalis_api_memory.clearing",
-    "ClearRequest": "aalis_api_memory.clearing",
-    "ClearResult": "aalis_api_memory.clearing",
-    "ClearType": "aalis_api_memory.clearing",
-    "SCOPES": "aalis_api_memory.clearing",
-    "Scope": "aalis_api_memory.clearing",
-    "Text": "aalis_api_memory.clearing",
-    "TextRef": "aalis_api_memory.clearing",
-    "UnknownClearType": "aalis_api_memory.clearing",
-    "clear_metadata_namespaces": "aalis_api_memory.clearing",
-    "history_cleared": "aalis_api_memory.clearing",
-    "resolve_types": "aalis_api_memory.clearing",
-    "CompressionError": "aalis_api_memory.compression",
-    "CompressionLines": "aalis_api_memory.compression",
-    "CompressionService": "aalis_api_memory.compression",
-    "CompressionUsage": "aalis_api_memory.compression",
-    "REASON_CODES": "aalis_api_memory.compression",
-    "ReasonCode": "aalis_api_memory.compression",
-    "SummaryRecord": "aalis_api_memory.compression",
-    "compression_due": "aalis_api_memory.compression",
-    "compression_line": "aalis_api_memory.compression",
-    "AalisMemoryError": "aalis_api_memory.errors",
-    "BackendError": "aalis_api_memory.errors",
-    "BackendUnavailable": "aalis_api_memory.errors",
-    "MessageIdConflict": "aalis_api_memory.errors",
-    "SchemaTooNew": "aalis_api_memory.errors",
-    "StoreClosed": "aalis_api_memory.errors",
-    "StoredDataError": "aalis_api_memory.errors",
-    "ArchiveConflict": "aalis_api_memory.exact",
-    "CheckedGuard": "aalis_api_memory.exact",
-    "ConflictReason": "aalis_api_memory.exact",
-    "EXACT_METHODS": "aalis_api_memory.exact",
-    "ExactArchiving": "aalis_api_memory.exact",
-    "HistorySnapshot": "aalis_api_memory.exact",
-    "MetadataGuard": "aalis_api_memory.exact",
-    "check_guard": "aalis_api_memory.exact",
-    "check_ids": "aalis_api_memory.exact",
-    "check_marker": "aalis_api_memory.exact",
-    "has_exact_archiving": "aalis_api_memory.exact",
-    "same_entry": "aalis_api_memory.exact",
-    "ForgetRequest": "aalis_api_memory.forgetting",
-    "ForgetResult": "aalis_api_memory.forgetting",
-    "PERSON_MARK": "aalis_api_memory.forgetting",
-    "forget_marked_entries": "aalis_api_memory.forgetting",
-    "marked_as": "aalis_api_memory.forgetting",
-    "speaker": "aalis_api_memory.forgetting",
-    "HELD_WRITES": "aalis_api_memory.holds",
-    "HeldMemory": "aalis_api_memory.holds",
-    "Holding": "aalis_api_memory.holds",
-    "CompressingStatus": "aalis_api_memory.hookspecs",
-    "EVENTS": "aalis_api_memory.hookspecs",
-    "history_changed": "aalis_api_memory.hookspecs",
-    "memory_clear": "aalis_api_memory.hookspecs",
-    "memory_clear_types": "aalis_api_memory.hookspecs",
-    "memory_forget": "aalis_api_memory.hookspecs",
-    "memory_messages_deleted": "aalis_api_memory.hookspecs",
-    "memory_messages_rewritten": "aalis_api_memory.hookspecs",
-    "memory_messages_saved": "aalis_api_memory.hookspecs",
-    "session_compressing": "aalis_api_memory.hookspecs",
-    "LeaseFailed": "aalis_api_memory.leases",
-    "LeaseWaitTimeout": "aalis_api_memory.leases",
-    "Leases": "aalis_api_memory.leases",
-    "MAX_LEASE_KEY": "aalis_api_memory.leases",
-    "MAX_TTL_MS": "aalis_api_memory.leases",
-    "check_lease_key": "aalis_api_memory.leases",
-    "check_ttl_ms": "aalis_api_memory.leases",
-    "new_holder": "aalis_api_memory.leases",
-    "turn_lease_name": "aalis_api_memory.leases",
-    "PLATFORM_KEY": "aalis_api_memory.person",
-    "Person": "aalis_api_memory.person",
-    "PersonLike": "aalis_api_memory.person",
-    "USER_ID_KEY": "aalis_api_memory.person",
-    "person_of": "aalis_api_memory.person",
-    "MemoryProviderPlugin": "aalis_api_memory.provider",
-    "ServerConfig": "aalis_api_memory.provider",
-    "ServerMemoryProviderPlugin": "aalis_api_memory.provider",
-    "ClearAll": "aalis_api_memory.service",
-    "CrossSession": "aalis_api_memory.service",
-    "FullHistory": "aalis_api_memory.service",
-    "FullMemoryService": "aalis_api_memory.service",
-    "Limit": "aalis_api_memory.service",
-    "MemoryService": "aalis_api_memory.service",
-    "MessagesById": "aalis_api_memory.service",
-    "MetadataKeys": "aalis_api_memory.service",
-    "OPTIONAL_GROUPS": "aalis_api_memory.service",
-    "OPTIONAL_METHODS": "aalis_api_memory.service",
-    "Rewrite": "aalis_api_memory.service",
-    "Transfer": "aalis_api_memory.service",
-    "group_methods": "aalis_api_memory.service",
-    "group_of": "aalis_api_memory.service",
-    "missing_methods": "aalis_api_memory.service",
-    "supports": "aalis_api_memory.service",
-    "Delete": "aalis_api_memory.types",
-    "MetadataEntry": "aalis_api_memory.types",
-    "MetadataOp": "aalis_api_memory.types",
-    "Put": "aalis_api_memory.types",
-    "RecentMessageRecord": "aalis_api_memory.types",
-    "RecentMessagesQuery": "aalis_api_memory.types",
-    "SessionInfo": "aalis_api_memory.types",
-    "StoredMessage": "aalis_api_memory.types",
-    "StoredRecord": "aalis_api_memory.types",
-    "DEFAULT_CROSS_SESSION_MAX_LIMIT": "aalis_api_memory.validation",
-    "DEFAULT_FULL_HISTORY_LIMIT": "aalis_api_memory.validation",
-    "DEFAULT_HISTORY_LIMIT": "aalis_api_memory.validation",
-    "DEFAULT_RANGE_QUERY_LIMIT": "aalis_api_memory.validation",
-    "DEFAULT_RECENT_LIMIT": "aalis_api_memory.validation",
-    "INT64_MAX": "aalis_api_memory.validation",
-    "INT64_MIN": "aalis_api_memory.validation",
-    "MAX_IDS_PER_CALL": "aalis_api_memory.validation",
-    "check_count": "aalis_api_memory.validation",
-    "check_keep": "aalis_api_memory.validation",
-    "check_key": "aalis_api_memory.validation",
-    "check_limit": "aalis_api_memory.validation",
-    "check_message": "aalis_api_memory.validation",
-    "check_message_ids": "aalis_api_memory.validation",
-    "check_namespace": "aalis_api_memory.validation",
-    "check_recent_query": "aalis_api_memory.validation",
-    "check_replacement": "aalis_api_memory.validation",
-    "check_session_id": "aalis_api_memory.validation",
-    "check_stored_timestamp": "aalis_api_memory.validation",
-    "check_str_filter": "aalis_api_memory.validation",
-    "check_text": "aalis_api_memory.validation",
-    "check_timestamp": "aalis_api_memory.validation",
-    "check_timestamps": "aalis_api_memory.validation",
-    "decode_metadata": "aalis_api_memory.validation",
-    "encode_batch": "aalis_api_memory.validation",
-    "encode_metadata": "aalis_api_memory.validation",
-    "take_last": "aalis_api_memory.validation",
+    "CompleteMemoryBackend": "aalis_api_memory._backend",
+    "EncodedOp": "aalis_api_memory._backend",
+    "ExactCommit": "aalis_api_memory._backend",
+    "ImportRecord": "aalis_api_memory._backend",
+    "MemoryBackend": "aalis_api_memory._backend",
+    "OPTIONAL_MIXINS": "aalis_api_memory._backend",
+    "RangeQuery": "aalis_api_memory._backend",
+    "RecentQuery": "aalis_api_memory._backend",
+    "Stamped": "aalis_api_memory._backend",
+    "UNBOUNDED": "aalis_api_memory._backend",
+    "WithClearAll": "aalis_api_memory._backend",
+    "WithCrossSession": "aalis_api_memory._backend",
+    "WithExactArchiving": "aalis_api_memory._backend",
+    "WithFullHistory": "aalis_api_memory._backend",
+    "WithLeases": "aalis_api_memory._backend",
+    "WithMessagesById": "aalis_api_memory._backend",
+    "WithMetadataKeys": "aalis_api_memory._backend",
+    "WithRewrite": "aalis_api_memory._backend",
+    "WithTransfer": "aalis_api_memory._backend",
+    "check_records": "aalis_api_memory._backend",
+    "identified": "aalis_api_memory._backend",
+    "COMPRESSION_ABSENT": "aalis_api_memory._capabilities",
+    "compression": "aalis_api_memory._capabilities",
+    "memory": "aalis_api_memory._capabilities",
+    "ALIASES": "aalis_api_memory._clearing",
+    "ALL_TYPES": "aalis_api_memory._clearing",
+    "CONTEXT": "aalis_api_memory._clearing",
+    "CONTEXT_CLEAR_TYPE": "aalis_api_memory._clearing",
+    "ClearRequest": "aalis_api_memory._clearing",
+    "ClearResult": "aalis_api_memory._clearing",
+    "ClearType": "aalis_api_memory._clearing",
+    "SCOPES": "aalis_api_memory._clearing",
+    "Scope": "aalis_api_memory._clearing",
+    "Text": "aalis_api_memory._clearing",
+    "TextRef": "aalis_api_memory._clearing",
+    "UnknownClearType": "aalis_api_memory._clearing",
+    "clear_metadata_namespaces": "aalis_api_memory._clearing",
+    "history_cleared": "aalis_api_memory._clearing",
+    "resolve_types": "aalis_api_memory._clearing",
+    "CompressionError": "aalis_api_memory._compression",
+    "CompressionLines": "aalis_api_memory._compression",
+    "CompressionService": "aalis_api_memory._compression",
+    "CompressionUsage": "aalis_api_memory._compression",
+    "REASON_CODES": "aalis_api_memory._compression",
+    "ReasonCode": "aalis_api_memory._compression",
+    "SummaryRecord": "aalis_api_memory._compression",
+    "compression_due": "aalis_api_memory._compression",
+    "compression_line": "aalis_api_memory._compression",
+    "AalisMemoryError": "aalis_api_memory._errors",
+    "BackendError": "aalis_api_memory._errors",
+    "BackendUnavailable": "aalis_api_memory._errors",
+    "MessageIdConflict": "aalis_api_memory._errors",
+    "SchemaTooNew": "aalis_api_memory._errors",
+    "StoreClosed": "aalis_api_memory._errors",
+    "StoredDataError": "aalis_api_memory._errors",
+    "ArchiveConflict": "aalis_api_memory._exact",
+    "CheckedGuard": "aalis_api_memory._exact",
+    "ConflictReason": "aalis_api_memory._exact",
+    "EXACT_METHODS": "aalis_api_memory._exact",
+    "ExactArchiving": "aalis_api_memory._exact",
+    "HistorySnapshot": "aalis_api_memory._exact",
+    "MetadataGuard": "aalis_api_memory._exact",
+    "check_guard": "aalis_api_memory._exact",
+    "check_ids": "aalis_api_memory._exact",
+    "check_marker": "aalis_api_memory._exact",
+    "has_exact_archiving": "aalis_api_memory._exact",
+    "same_entry": "aalis_api_memory._exact",
+    "ForgetRequest": "aalis_api_memory._forgetting",
+    "ForgetResult": "aalis_api_memory._forgetting",
+    "PERSON_MARK": "aalis_api_memory._forgetting",
+    "forget_marked_entries": "aalis_api_memory._forgetting",
+    "marked_as": "aalis_api_memory._forgetting",
+    "speaker": "aalis_api_memory._forgetting",
+    "HELD_WRITES": "aalis_api_memory._holds",
+    "HeldMemory": "aalis_api_memory._holds",
+    "Holding": "aalis_api_memory._holds",
+    "CompressingStatus": "aalis_api_memory._hookspecs",
+    "EVENTS": "aalis_api_memory._hookspecs",
+    "history_changed": "aalis_api_memory._hookspecs",
+    "memory_clear": "aalis_api_memory._hookspecs",
+    "memory_clear_types": "aalis_api_memory._hookspecs",
+    "memory_forget": "aalis_api_memory._hookspecs",
+    "memory_messages_deleted": "aalis_api_memory._hookspecs",
+    "memory_messages_rewritten": "aalis_api_memory._hookspecs",
+    "memory_messages_saved": "aalis_api_memory._hookspecs",
+    "session_compressing": "aalis_api_memory._hookspecs",
+    "LeaseFailed": "aalis_api_memory._leases",
+    "LeaseWaitTimeout": "aalis_api_memory._leases",
+    "Leases": "aalis_api_memory._leases",
+    "MAX_LEASE_KEY": "aalis_api_memory._leases",
+    "MAX_TTL_MS": "aalis_api_memory._leases",
+    "check_lease_key": "aalis_api_memory._leases",
+    "check_ttl_ms": "aalis_api_memory._leases",
+    "new_holder": "aalis_api_memory._leases",
+    "turn_lease_name": "aalis_api_memory._leases",
+    "PLATFORM_KEY": "aalis_api_memory._person",
+    "Person": "aalis_api_memory._person",
+    "PersonLike": "aalis_api_memory._person",
+    "USER_ID_KEY": "aalis_api_memory._person",
+    "person_of": "aalis_api_memory._person",
+    "MemoryProviderPlugin": "aalis_api_memory._provider",
+    "ServerConfig": "aalis_api_memory._provider",
+    "ServerMemoryProviderPlugin": "aalis_api_memory._provider",
+    "ClearAll": "aalis_api_memory._service",
+    "CrossSession": "aalis_api_memory._service",
+    "FullHistory": "aalis_api_memory._service",
+    "FullMemoryService": "aalis_api_memory._service",
+    "Limit": "aalis_api_memory._service",
+    "MemoryService": "aalis_api_memory._service",
+    "MessagesById": "aalis_api_memory._service",
+    "MetadataKeys": "aalis_api_memory._service",
+    "OPTIONAL_GROUPS": "aalis_api_memory._service",
+    "OPTIONAL_METHODS": "aalis_api_memory._service",
+    "Rewrite": "aalis_api_memory._service",
+    "Transfer": "aalis_api_memory._service",
+    "group_methods": "aalis_api_memory._service",
+    "group_of": "aalis_api_memory._service",
+    "missing_methods": "aalis_api_memory._service",
+    "supports": "aalis_api_memory._service",
+    "Delete": "aalis_api_memory._types",
+    "MetadataEntry": "aalis_api_memory._types",
+    "MetadataOp": "aalis_api_memory._types",
+    "Put": "aalis_api_memory._types",
+    "RecentMessageRecord": "aalis_api_memory._types",
+    "RecentMessagesQuery": "aalis_api_memory._types",
+    "SessionInfo": "aalis_api_memory._types",
+    "StoredMessage": "aalis_api_memory._types",
+    "StoredRecord": "aalis_api_memory._types",
+    "DEFAULT_CROSS_SESSION_MAX_LIMIT": "aalis_api_memory._validation",
+    "DEFAULT_FULL_HISTORY_LIMIT": "aalis_api_memory._validation",
+    "DEFAULT_HISTORY_LIMIT": "aalis_api_memory._validation",
+    "DEFAULT_RANGE_QUERY_LIMIT": "aalis_api_memory._validation",
+    "DEFAULT_RECENT_LIMIT": "aalis_api_memory._validation",
+    "INT64_MAX": "aalis_api_memory._validation",
+    "INT64_MIN": "aalis_api_memory._validation",
+    "MAX_IDS_PER_CALL": "aalis_api_memory._validation",
+    "check_count": "aalis_api_memory._validation",
+    "check_keep": "aalis_api_memory._validation",
+    "check_key": "aalis_api_memory._validation",
+    "check_limit": "aalis_api_memory._validation",
+    "check_message": "aalis_api_memory._validation",
+    "check_message_ids": "aalis_api_memory._validation",
+    "check_namespace": "aalis_api_memory._validation",
+    "check_recent_query": "aalis_api_memory._validation",
+    "check_replacement": "aalis_api_memory._validation",
+    "check_session_id": "aalis_api_memory._validation",
+    "check_stored_timestamp": "aalis_api_memory._validation",
+    "check_str_filter": "aalis_api_memory._validation",
+    "check_text": "aalis_api_memory._validation",
+    "check_timestamp": "aalis_api_memory._validation",
+    "check_timestamps": "aalis_api_memory._validation",
+    "decode_metadata": "aalis_api_memory._validation",
+    "encode_batch": "aalis_api_memory._validation",
+    "encode_metadata": "aalis_api_memory._validation",
+    "take_last": "aalis_api_memory._validation",
 }
 
 __all__ = [

@@ -8,24 +8,29 @@ from collections.abc import Sequence
 from typing import Any, cast
 
 import pytest
-from aalis_api_memory import OPTIONAL_METHODS, HeldMemory, RecentMessagesQuery, StoredMessage
-from aalis_api_memory.backend import (
+from aalis_api_memory import (
+    INT64_MAX,
+    INT64_MIN,
+    OPTIONAL_GROUPS,
+    OPTIONAL_METHODS,
     OPTIONAL_MIXINS,
     UNBOUNDED,
     CompleteMemoryBackend,
     EncodedOp,
+    HeldMemory,
     ImportRecord,
     MemoryBackend,
+    MetadataEntry,
     RangeQuery,
+    RecentMessagesQuery,
     RecentQuery,
+    StoredMessage,
     WithCrossSession,
     WithFullHistory,
     WithRewrite,
     WithTransfer,
+    group_methods,
 )
-from aalis_api_memory.service import OPTIONAL_GROUPS, group_methods
-from aalis_api_memory.types import MetadataEntry
-from aalis_api_memory.validation import INT64_MAX, INT64_MIN
 from aalis_schema_message import Message
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import math
 
 import pytest
-from aalis_api_memory import RecentMessagesQuery
-from aalis_api_memory.validation import (
+from aalis_api_memory import (
+    RecentMessagesQuery,
     check_count,
     check_limit,
     check_message,

@@ -15,8 +15,7 @@ from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from typing import Any, TypeVar, cast
 
-from aalis_agent.bridge import LoopBridge
-from aalis_agent.saving import save_conversation
+from aalis_agent import LoopBridge, save_conversation
 from aalis_api_memory import MemoryService
 from aalis_api_memory import memory as memory_capability
 from aalis_api_vectorstore import recall as recall_capability

@@ -14,12 +14,16 @@ import math
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from aalis_agent import run_clear
-from aalis_agent.bridge import LoopBridge
-from aalis_agent.saving import save_conversation
-from aalis_api_memory import ClearResult, MemoryService, Person, compression, history_cleared
+from aalis_agent import LoopBridge, run_clear, save_conversation
+from aalis_api_memory import (
+    AalisMemoryError,
+    ClearResult,
+    MemoryService,
+    Person,
+    compression,
+    history_cleared,
+)
 from aalis_api_memory import memory as memory_capability
-from aalis_api_memory.errors import AalisMemoryError
 from aalis_schema_message import Message
 from langchain_core.chat_history import BaseChatMessageHistory
 from langchain_core.messages import BaseMessage, SystemMessage

@@ -75,7 +75,7 @@ def _config(tmp_path: Path, provider: str) -> dict[str, Any]:
 
 def _spec_kwargs() -> dict[str, Any]:
     try:
-        import aalis_api_memory.hookspecs as specs
+        import aalis_api_memory._hookspecs as specs
 
         if hasattr(specs, "memory_messages_saved"):
             return {}

@@ -26,7 +26,7 @@ import random
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from typing import Any, TypeVar, cast
 
-from aalis_agent.bridge import LoopBridge
+from aalis_agent import LoopBridge
 from aalis_api_memory import Delete, MemoryService, Put
 from aalis_api_memory import memory as memory_capability
 from langchain_core.runnables import RunnableConfig

@@ -22,7 +22,7 @@ from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import Any, cast
 
-from aalis_agent.bridge import LoopBridge
+from aalis_agent import LoopBridge
 from aalis_api_embedding import embedding
 from aalis_api_memory import Delete, MemoryService, Put
 from aalis_api_memory import memory as memory_capability

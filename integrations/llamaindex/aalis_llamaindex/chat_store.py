@@ -12,10 +12,9 @@ import math
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
-from aalis_agent import run_clear
-from aalis_agent.bridge import LoopBridge
-from aalis_agent.saving import save_conversation
+from aalis_agent import LoopBridge, run_clear, save_conversation
 from aalis_api_memory import (
+    AalisMemoryError,
     ClearResult,
     FullHistory,
     MemoryService,
@@ -27,7 +26,6 @@ from aalis_api_memory import (
     supports,
 )
 from aalis_api_memory import memory as memory_capability
-from aalis_api_memory.errors import AalisMemoryError
 from llama_index.core.base.llms.types import ChatMessage
 from llama_index.core.storage.chat_store.base import BaseChatStore
 from pydantic import PrivateAttr

@@ -11,8 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from aalis_agent.bridge import LoopBridge
-from aalis_agent.prompt import PromptRequest, collect_prompt_blocks
+from aalis_agent import LoopBridge, PromptRequest, collect_prompt_blocks
 from aalis_schema_message import Message
 from llama_index.core.base.llms.types import ChatMessage
 from llama_index.core.memory.memory import BaseMemoryBlock

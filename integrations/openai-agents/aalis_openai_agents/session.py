@@ -18,22 +18,28 @@ import math
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
-from aalis_agent import run_clear
-from aalis_agent.bridge import LoopBridge
-from aalis_agent.prompt import PromptRequest, collect_prompt_blocks
-from aalis_agent.saving import save_conversation
-from aalis_agent.turn import SUMMARY_HEADER
+from aalis_agent import (
+    SUMMARY_HEADER,
+    LoopBridge,
+    PromptRequest,
+    collect_prompt_blocks,
+    run_clear,
+    save_conversation,
+)
 from aalis_api_memory import (
+    AalisMemoryError,
     ClearResult,
     CompressionUsage,
+    FullHistory,
     MemoryService,
+    MessagesById,
     Person,
+    Rewrite,
     compression,
     history_cleared,
+    supports,
 )
 from aalis_api_memory import memory as memory_capability
-from aalis_api_memory.errors import AalisMemoryError
-from aalis_api_memory.service import FullHistory, MessagesById, Rewrite, supports
 from aalis_schema_message import Message
 
 from aalis_openai_agents.convert import Item, item_to_message, message_to_items

@@ -18,11 +18,14 @@ import math
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar, cast
 
-from aalis_agent import run_clear
-from aalis_agent.bridge import LoopBridge
-from aalis_agent.prompt import PromptRequest, collect_prompt_blocks
-from aalis_agent.saving import save_conversation
-from aalis_agent.turn import SUMMARY_HEADER
+from aalis_agent import (
+    SUMMARY_HEADER,
+    LoopBridge,
+    PromptRequest,
+    collect_prompt_blocks,
+    run_clear,
+    save_conversation,
+)
 from aalis_api_memory import ClearResult, MemoryService, Person, compression
 from aalis_api_memory import memory as memory_capability
 from aalis_schema_message import Message, ToolCall

@@ -15,13 +15,16 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 import attrs
-from aalis_agent import PromptBlock, UndoError, run_clear, undo_last_turn
-from aalis_agent.turn import (
+from aalis_agent import (
+    PromptBlock,
     PromptPlan,
     TurnError,
     TurnReplyNotSaved,
     TurnSettings,
+    UndoError,
+    run_clear,
     run_turn,
+    undo_last_turn,
 )
 from aalis_api_llm import ChatModel
 from aalis_api_memory import COMPRESSION_ABSENT, CompressionError, Person, UnknownClearType

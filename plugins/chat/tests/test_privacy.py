@@ -9,8 +9,7 @@ import os
 from typing import Any
 
 import pytest
-from aalis_agent import PromptBlock, PromptRequest
-from aalis_agent.turn import SUMMARY_HEADER
+from aalis_agent import SUMMARY_HEADER, PromptBlock, PromptRequest
 from aalis_api_memory import Person, compression, memory, person_of
 from aalis_plugin_chat import Chat
 from aalis_plugin_chat.config import ChatConfig

@@ -17,8 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from aalis_agent import run_clear
-from aalis_agent.saving import save_conversation
+from aalis_agent import run_clear, save_conversation
 from aalis_api_memory import (
     FullHistory,
     MemoryService,

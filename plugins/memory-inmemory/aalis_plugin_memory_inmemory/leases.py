@@ -1,4 +1,4 @@
-"""Leases of the in-memory store (the contract's ``Leases`` group, aalis_api_memory.leases).
+"""Leases of the in-memory store (the contract's ``Leases`` group, aalis_api_memory._leases).
 
 A dict of ``name -> (holder, expires_at)``; each call runs without an ``await``, so it is one
 atomic step on the event loop. Expiry uses the caller's clock (epoch ms) passed down by

@@ -9,10 +9,10 @@ It is what tests and throwaway sessions pin explicitly (or load alone).
 from __future__ import annotations
 
 import attrs
-from aalis_api_memory.provider import MemoryProviderPlugin
-from aalis_api_memory.validation import (
+from aalis_api_memory import (
     DEFAULT_CROSS_SESSION_MAX_LIMIT,
     DEFAULT_RANGE_QUERY_LIMIT,
+    MemoryProviderPlugin,
 )
 
 from aalis_core.context import PluginContext

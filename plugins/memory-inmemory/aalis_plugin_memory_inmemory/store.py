@@ -10,7 +10,7 @@ Why it is still careful:
 * Copies on write and on read. Callers share nothing with the store: a message is copied
   when saved and again when returned, and metadata is kept as JSON text (which also lets the
   store hold an unreadable entry, as a database can).
-* Atomic calls. ``CompleteMemoryBackend`` (aalis_api_memory.backend) validates the whole
+* Atomic calls. ``CompleteMemoryBackend`` (aalis_api_memory._backend) validates the whole
   input first; the storage methods here then do their work without suspending, so on one
   event loop no other coroutine can observe half a batch.
 * Order by ``(timestamp, insertion sequence)``, as every backend must.
@@ -26,33 +26,27 @@ from collections.abc import Sequence
 from typing import Any
 
 import attrs
-from aalis_api_memory.backend import (
+from aalis_api_memory import (
+    DEFAULT_CROSS_SESSION_MAX_LIMIT,
+    DEFAULT_RANGE_QUERY_LIMIT,
+    ArchiveConflict,
     CompleteMemoryBackend,
     EncodedOp,
     ExactCommit,
-    ImportRecord,
-    RangeQuery,
-    RecentQuery,
-)
-from aalis_api_memory.errors import MessageIdConflict
-from aalis_api_memory.exact import (
-    ArchiveConflict,
     HistorySnapshot,
-    same_entry,
-)
-from aalis_api_memory.types import (
+    ImportRecord,
+    MessageIdConflict,
     MetadataEntry,
+    RangeQuery,
     RecentMessageRecord,
+    RecentQuery,
     SessionInfo,
     StoredMessage,
     StoredRecord,
-)
-from aalis_api_memory.validation import (
-    DEFAULT_CROSS_SESSION_MAX_LIMIT,
-    DEFAULT_RANGE_QUERY_LIMIT,
     check_key,
     check_namespace,
     decode_metadata,
+    same_entry,
     take_last,
 )
 from aalis_schema_message import CONTROL_KINDS, Message, now_ms
@@ -208,7 +202,7 @@ class InMemoryMemory(CompleteMemoryBackend):
     async def _clear_session(self, session_id: str) -> None:
         self._forget_ids(self._sessions.pop(session_id, []))
 
-    # -- exact archiving (aalis_api_memory.exact) -----------------------------------------
+    # -- exact archiving (aalis_api_memory._exact) -----------------------------------------
 
     async def _history_snapshot(self, session_id: str) -> HistorySnapshot:
         # ``seq`` is store-wide and never reused, so it names one message for good.
@@ -241,7 +235,7 @@ class InMemoryMemory(CompleteMemoryBackend):
         self._sessions.clear()
         self._ids.clear()
 
-    # -- leases (aalis_api_memory.leases; the table is in leases.py) ----------------------
+    # -- leases (aalis_api_memory._leases; the table is in leases.py) ----------------------
 
     async def _acquire_lease(self, name: str, holder: str, ttl_ms: int, now: int) -> bool:
         return self._leases.acquire(name, holder, ttl_ms, now)

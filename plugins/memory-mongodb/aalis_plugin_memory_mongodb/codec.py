@@ -29,7 +29,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import bson
-from aalis_api_memory.errors import StoredDataError
+from aalis_api_memory import StoredDataError
 from aalis_schema_message import Message
 from bson import ObjectId
 from bson.raw_bson import RawBSONDocument

@@ -13,10 +13,7 @@ import re
 from typing import Any
 
 import attrs
-from aalis_api_memory.validation import (
-    DEFAULT_CROSS_SESSION_MAX_LIMIT,
-    DEFAULT_RANGE_QUERY_LIMIT,
-)
+from aalis_api_memory import DEFAULT_CROSS_SESSION_MAX_LIMIT, DEFAULT_RANGE_QUERY_LIMIT
 
 _SCHEMES = ("mongodb://", "mongodb+srv://")
 # MongoDB refuses these in database names (any platform), and names are at most 63 bytes.

@@ -22,8 +22,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from aalis_api_memory.errors import MessageIdConflict
-from aalis_api_memory.types import StoredRecord
+from aalis_api_memory import MessageIdConflict, StoredRecord
 from aalis_schema_message import Message
 from pymongo.asynchronous.collection import AsyncCollection
 from pymongo.errors import BulkWriteError, DuplicateKeyError

@@ -1,4 +1,4 @@
-"""Leases on MongoDB (the contract's ``Leases`` group, aalis_api_memory.leases).
+"""Leases on MongoDB (the contract's ``Leases`` group, aalis_api_memory._leases).
 
 A lease is a document of ``<prefix>leases``: ``{_id: <name>, holder, expires_at}``
 (``expires_at`` in epoch ms). Taking one is ONE ``update_one`` with ``upsert=True`` on a filter
@@ -13,7 +13,7 @@ wire-protocol server the tests run.
 The name and holder are only ever values (``_id`` and a field value), never operators or
 field names. Expiry uses the caller's clock (epoch ms), passed down by ``WithLeases``: the
 processes sharing a database are assumed to agree on the time within a small part of the ttl
-(see aalis_api_memory.leases).
+(see aalis_api_memory._leases).
 """
 
 from __future__ import annotations

@@ -14,8 +14,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from aalis_api_memory.backend import EncodedOp
-from aalis_api_memory.types import MetadataEntry
+from aalis_api_memory import EncodedOp, MetadataEntry
 from bson import ObjectId
 from bson.raw_bson import RawBSONDocument
 from pymongo import DeleteOne, ReplaceOne

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from aalis_api_memory.provider import ServerMemoryProviderPlugin
+from aalis_api_memory import ServerMemoryProviderPlugin
 
 from aalis_core.context import PluginContext
 from aalis_plugin_memory_mongodb.config import MongoConfig

@@ -30,29 +30,23 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 import bson
-from aalis_api_memory.backend import (
-    CompleteMemoryBackend,
-    ExactCommit,
-    ImportRecord,
-    RangeQuery,
-    RecentQuery,
-    identified,
-)
-from aalis_api_memory.errors import BackendUnavailable
-from aalis_api_memory.exact import (
-    ArchiveConflict,
-    HistorySnapshot,
-    same_entry,
-)
-from aalis_api_memory.types import (
-    RecentMessageRecord,
-    SessionInfo,
-    StoredMessage,
-)
-from aalis_api_memory.validation import (
+from aalis_api_memory import (
     DEFAULT_CROSS_SESSION_MAX_LIMIT,
     DEFAULT_RANGE_QUERY_LIMIT,
+    ArchiveConflict,
+    BackendUnavailable,
+    CompleteMemoryBackend,
+    ExactCommit,
+    HistorySnapshot,
+    ImportRecord,
     Limit,
+    RangeQuery,
+    RecentMessageRecord,
+    RecentQuery,
+    SessionInfo,
+    StoredMessage,
+    identified,
+    same_entry,
 )
 from aalis_schema_message import CONTROL_KINDS, Message, now_ms
 from pymongo import (
@@ -344,7 +338,7 @@ class MongoMemory(MongoIdentity, MongoMetadata, MongoLeaseMethods, CompleteMemor
     async def _clear_session(self, session_id: str) -> None:
         await self._messages.delete_many({"session_id": escape_str(session_id)})
 
-    # -- exact archiving (aalis_api_memory.exact) ---------------------------------------
+    # -- exact archiving (aalis_api_memory._exact) ---------------------------------------
     #
     # Without multi-document transactions the commit is a sequence of single-document
     # atomic steps, ordered so that a crash or a concurrent writer at any point leaves a

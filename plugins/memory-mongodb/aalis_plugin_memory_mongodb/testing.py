@@ -33,7 +33,7 @@ from typing import Any
 from urllib.parse import quote
 
 import attrs
-from aalis_api_memory.errors import BackendUnavailable
+from aalis_api_memory import BackendUnavailable
 
 from aalis_plugin_memory_mongodb.redaction import Redactor
 

@@ -15,9 +15,7 @@ import math
 from typing import Any
 
 import pytest
-from aalis_api_memory import StoredMessage
-from aalis_api_memory.errors import MessageIdConflict
-from aalis_api_memory.exact import MetadataGuard
+from aalis_api_memory import MessageIdConflict, MetadataGuard, StoredMessage
 from aalis_plugin_memory_mongodb import MongoConfig, MongoMemory
 from aalis_schema_message import Message
 from bson import ObjectId

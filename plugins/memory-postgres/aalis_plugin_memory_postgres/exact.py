@@ -1,6 +1,6 @@
 """Exact archiving on PostgreSQL: a snapshot with identities, and an archive that checks them.
 
-The contract is ``aalis_api_memory.exact`` (docs/reference/memory-contract.md, "Exact
+The contract is ``aalis_api_memory._exact`` (docs/reference/memory-contract.md, "Exact
 archiving"). An id is ``"<seq>:<crc32 of the stored JSON>"``: ``seq`` is an identity column, so
 it is never given to another row, and the checksum makes a rewritten message
 (``update_message_content``) a different id, since a summary of its old text no longer covers it.
@@ -18,8 +18,7 @@ import zlib
 from collections.abc import Sequence
 from typing import Any
 
-from aalis_api_memory.exact import ArchiveConflict, CheckedGuard, same_entry
-from aalis_api_memory.validation import decode_metadata
+from aalis_api_memory import ArchiveConflict, CheckedGuard, decode_metadata, same_entry
 from psycopg import AsyncConnection
 
 from aalis_plugin_memory_postgres.codec import Row, escape

@@ -1,4 +1,4 @@
-"""Leases on PostgreSQL (the contract's ``Leases`` group, aalis_api_memory.leases).
+"""Leases on PostgreSQL (the contract's ``Leases`` group, aalis_api_memory._leases).
 
 A lease is a row of ``leases (name, holder, expires_at)`` (migration 0002). Taking one is ONE
 statement, ``INSERT ... ON CONFLICT (name) DO UPDATE ... WHERE <expired or same holder>``: the

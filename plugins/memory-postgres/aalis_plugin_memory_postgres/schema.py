@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import zlib
 
-from aalis_api_memory.errors import SchemaTooNew
+from aalis_api_memory import SchemaTooNew
 from psycopg import AsyncConnection
 
 #: Each migration is a list of statements; ``{s}`` is the quoted schema name.
@@ -92,7 +92,7 @@ MIGRATIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
         ),
     ),
     (
-        # Leases (aalis_api_memory.leases, leases.py): the turn lease of ``run_turn``.
+        # Leases (aalis_api_memory._leases, leases.py): the turn lease of ``run_turn``.
         "0003_leases",
         (
             """CREATE TABLE {s}.leases (

@@ -1,6 +1,6 @@
 """``PostgresMemory``: the ``MemoryService`` on PostgreSQL, every optional method included.
 
-The contract's methods come from ``CompleteMemoryBackend`` (aalis_api_memory.backend), which
+The contract's methods come from ``CompleteMemoryBackend`` (aalis_api_memory._backend), which
 validates and normalises every argument before anything is sent (bad input raises and changes
 nothing, as on every backend); the storage methods here encode and run on a connection borrowed
 from a psycopg ``AsyncConnectionPool``.
@@ -33,24 +33,24 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 import structlog
-from aalis_api_memory.backend import (
+from aalis_api_memory import (
+    BackendUnavailable,
     CompleteMemoryBackend,
     EncodedOp,
     ExactCommit,
+    HistorySnapshot,
     ImportRecord,
-    RangeQuery,
-    RecentQuery,
-)
-from aalis_api_memory.errors import BackendUnavailable, MessageIdConflict, StoreClosed
-from aalis_api_memory.exact import HistorySnapshot
-from aalis_api_memory.types import (
+    MessageIdConflict,
     MetadataEntry,
+    RangeQuery,
     RecentMessageRecord,
+    RecentQuery,
     SessionInfo,
+    StoreClosed,
     StoredMessage,
     StoredRecord,
+    decode_metadata,
 )
-from aalis_api_memory.validation import decode_metadata
 from aalis_schema_message import Message
 from psycopg import AsyncConnection
 from psycopg.errors import UniqueViolation
@@ -526,7 +526,7 @@ class PostgresMemory(PostgresLeases, CompleteMemoryBackend):
             for op, batch in runs:
                 await cursor.executemany(self._sql.put if op == "put" else self._sql.delete, batch)
 
-    # -- exact archiving (aalis_api_memory.exact; the SQL is in exact.py) -----------------
+    # -- exact archiving (aalis_api_memory._exact; the SQL is in exact.py) -----------------
 
     async def _history_snapshot(self, session_id: str) -> HistorySnapshot:
         rows = await self._fetch(self._exact.snapshot, (escape(session_id),))

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 import attrs
-from aalis_api_memory.errors import BackendUnavailable
+from aalis_api_memory import BackendUnavailable
 
 from aalis_plugin_memory_postgres.redaction import Redactor
 

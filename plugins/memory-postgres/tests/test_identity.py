@@ -12,8 +12,7 @@ import asyncio
 import math
 
 import pytest
-from aalis_api_memory.errors import MessageIdConflict
-from aalis_api_memory.exact import MetadataGuard
+from aalis_api_memory import MessageIdConflict, MetadataGuard
 from aalis_plugin_memory_postgres import PostgresConfig, PostgresMemory
 from aalis_schema_message import Message
 

@@ -8,7 +8,7 @@ import math
 import attrs
 import psycopg
 import pytest
-from aalis_api_memory.errors import MessageIdConflict
+from aalis_api_memory import MessageIdConflict
 from aalis_plugin_memory_postgres import PostgresConfig, PostgresMemory, PostgresUnavailable
 from aalis_plugin_memory_postgres.codec import encode_message
 from aalis_plugin_memory_postgres.schema import (

@@ -9,10 +9,7 @@ from __future__ import annotations
 from typing import Any, Literal
 
 import attrs
-from aalis_api_memory.validation import (
-    DEFAULT_CROSS_SESSION_MAX_LIMIT,
-    DEFAULT_RANGE_QUERY_LIMIT,
-)
+from aalis_api_memory import DEFAULT_CROSS_SESSION_MAX_LIMIT, DEFAULT_RANGE_QUERY_LIMIT
 
 Synchronous = Literal["NORMAL", "FULL"]
 SYNCHRONOUS_MODES: tuple[str, ...] = ("NORMAL", "FULL")

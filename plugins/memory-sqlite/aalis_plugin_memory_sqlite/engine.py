@@ -23,9 +23,13 @@ import sqlite3
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from aalis_api_memory.errors import MessageIdConflict
-from aalis_api_memory.types import MetadataEntry, SessionInfo, StoredRecord
-from aalis_api_memory.validation import decode_metadata
+from aalis_api_memory import (
+    MessageIdConflict,
+    MetadataEntry,
+    SessionInfo,
+    StoredRecord,
+    decode_metadata,
+)
 from aalis_schema_message import Message
 
 from aalis_plugin_memory_sqlite.bulk_writes import (

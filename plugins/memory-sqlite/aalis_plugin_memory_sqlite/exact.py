@@ -21,8 +21,7 @@ import sqlite3
 import zlib
 from collections.abc import Callable, Sequence
 
-from aalis_api_memory.exact import ArchiveConflict, CheckedGuard, same_entry
-from aalis_api_memory.validation import decode_metadata
+from aalis_api_memory import ArchiveConflict, CheckedGuard, decode_metadata, same_entry
 from aalis_schema_message import Message
 
 from aalis_core.gc_pause import gc_paused

@@ -1,4 +1,4 @@
-"""Leases on SQLite (the contract's ``Leases`` group, aalis_api_memory.leases).
+"""Leases on SQLite (the contract's ``Leases`` group, aalis_api_memory._leases).
 
 A lease is a row of ``aalis_leases (name, holder, expires_at)``. Taking one is a single
 ``BEGIN IMMEDIATE`` transaction (``transaction.py``): the write lock is held from the read to

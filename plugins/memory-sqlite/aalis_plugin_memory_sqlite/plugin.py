@@ -10,8 +10,7 @@ import sqlite3
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from aalis_api_memory.errors import BackendUnavailable
-from aalis_api_memory.provider import MemoryProviderPlugin
+from aalis_api_memory import BackendUnavailable, MemoryProviderPlugin
 
 from aalis_core.context import PluginContext
 from aalis_plugin_memory_sqlite.config import SqliteConfig

@@ -21,7 +21,7 @@ import sqlite3
 import time
 from pathlib import Path
 
-from aalis_api_memory.errors import SchemaTooNew
+from aalis_api_memory import SchemaTooNew
 
 from aalis_plugin_memory_sqlite.versions import (
     MIGRATION_NAMES,

@@ -1,6 +1,6 @@
 """``SqliteMemory``: the ``MemoryService`` of this backend, every optional method included.
 
-The contract's methods come from ``CompleteMemoryBackend`` (aalis_api_memory.backend), which
+The contract's methods come from ``CompleteMemoryBackend`` (aalis_api_memory._backend), which
 validates and normalises every argument before anything is read or written, the same way on
 every backend. The storage methods here encode on the caller's side (so the stored value is
 the value at call time) and hand the storage work to the store's worker thread
@@ -21,20 +21,18 @@ from pathlib import Path
 from typing import Any, TypeVar, TypeVarTuple
 
 import structlog
-from aalis_api_memory.backend import (
+from aalis_api_memory import (
     CompleteMemoryBackend,
     EncodedOp,
     ExactCommit,
+    HistorySnapshot,
     ImportRecord,
-    RangeQuery,
-    RecentQuery,
-)
-from aalis_api_memory.errors import StoreClosed
-from aalis_api_memory.exact import HistorySnapshot
-from aalis_api_memory.types import (
     MetadataEntry,
+    RangeQuery,
     RecentMessageRecord,
+    RecentQuery,
     SessionInfo,
+    StoreClosed,
     StoredMessage,
     StoredRecord,
 )
@@ -264,7 +262,7 @@ class SqliteMemory(CompleteMemoryBackend):
     async def _clear_session(self, session_id: str) -> None:
         await self._submit(Engine.clear_session, session_id)
 
-    # -- exact archiving (aalis_api_memory.exact; the SQL is in exact.py) -----------------
+    # -- exact archiving (aalis_api_memory._exact; the SQL is in exact.py) -----------------
 
     async def _history_snapshot(self, session_id: str) -> HistorySnapshot:
         report = self.engine.corrupt_reporter(session_id)
@@ -286,7 +284,7 @@ class SqliteMemory(CompleteMemoryBackend):
     async def _clear_all(self) -> None:
         await self._submit(Engine.clear_all)
 
-    # -- leases (aalis_api_memory.leases; the SQL is in leases.py) ------------------------
+    # -- leases (aalis_api_memory._leases; the SQL is in leases.py) ------------------------
 
     async def _acquire_lease(self, name: str, holder: str, ttl_ms: int, now: int) -> bool:
         return await self._on_connection(leases.acquire_lease, name, holder, ttl_ms, now)

@@ -35,7 +35,7 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar, TypeVarTuple
 
-from aalis_api_memory.errors import StoreClosed
+from aalis_api_memory import StoreClosed
 
 T = TypeVar("T")
 Ts = TypeVarTuple("Ts")

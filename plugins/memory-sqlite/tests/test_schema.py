@@ -318,7 +318,7 @@ async def test_a_version_1_file_migrates_through_to_ids(tmp_path: Path) -> None:
 async def test_an_old_export_of_a_version_2_file_reimported_after_the_migration_writes_nothing(
     tmp_path: Path,
 ) -> None:
-    from aalis_memory_tools.transfer import import_file
+    from aalis_memory_tools import import_file
 
     path = tmp_path / "v2.db"
     make_v2_file(path)

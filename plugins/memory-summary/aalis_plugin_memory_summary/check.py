@@ -26,8 +26,8 @@ from __future__ import annotations
 import re
 
 import attrs
-from aalis_agent.tokens import estimate_text_tokens
-from aalis_api_memory.errors import AalisMemoryError
+from aalis_agent import estimate_text_tokens
+from aalis_api_memory import AalisMemoryError
 
 #: Below this many carried tokens there is no length floor: a span of a greeting or two can
 #: honestly be summarised in a couple of words.

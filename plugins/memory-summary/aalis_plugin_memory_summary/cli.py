@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 from aalis_api_memory import COMPRESSION_ABSENT, compression
-from aalis_memory_tools.cli_params import SESSION
+from aalis_memory_tools import SESSION
 
 from aalis_core.cli import open_host, run_async
 

@@ -30,7 +30,7 @@ def check_ratio(value: object, what: str) -> float:
 def check_non_negative_int(value: object, what: str) -> int:
     """A non-negative int (0 switches the count dimension off).
 
-    Not ``aalis_api_memory.validation.check_count``: that one checks ``archive_span``'s
+    Not ``aalis_api_memory._validation.check_count``: that one checks ``archive_span``'s
     count and also accepts ``math.inf``; a count line here is a plain int.
     """
     if isinstance(value, bool) or not isinstance(value, int):

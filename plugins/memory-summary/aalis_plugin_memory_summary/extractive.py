@@ -50,7 +50,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 
 import attrs
-from aalis_agent.tokens import estimate_text_tokens
+from aalis_agent import estimate_text_tokens
 
 from aalis_core.gc_pause import gc_paused
 

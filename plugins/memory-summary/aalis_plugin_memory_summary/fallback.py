@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from aalis_agent.tokens import estimate_text_tokens, model_text
+from aalis_agent import estimate_text_tokens, model_text
 from aalis_api_memory import CompressionError
 from aalis_schema_message import Message
 

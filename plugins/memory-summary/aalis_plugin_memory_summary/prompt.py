@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import attrs
-from aalis_agent.tokens import estimate_text_tokens
+from aalis_agent import estimate_text_tokens
 from aalis_schema_message import Message
 
 #: Characters of one message shown to the summary model; longer texts are cut in the middle.

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, cast
 import attrs
 from aalis_api_llm import ChatModel
 from aalis_api_memory import (
+    CONTEXT,
     ArchiveConflict,
     ClearRequest,
     CompressionError,
@@ -39,17 +40,16 @@ from aalis_api_memory import (
     Holding,
     MemoryService,
     MetadataGuard,
+    ReasonCode,
     Rewrite,
     SummaryRecord,
     TextRef,
+    check_session_id,
     clear_metadata_namespaces,
     compression_due,
     has_exact_archiving,
     supports,
 )
-from aalis_api_memory.clearing import CONTEXT
-from aalis_api_memory.compression import ReasonCode
-from aalis_api_memory.validation import check_session_id
 from aalis_schema_message import Message, now_ms
 
 from aalis_core.capability import CapabilityAbsent

@@ -18,7 +18,7 @@ import re
 from collections.abc import Iterable, Sequence
 
 import attrs
-from aalis_agent.tokens import estimate_message_tokens
+from aalis_agent import estimate_message_tokens
 from aalis_schema_message import Message
 
 

@@ -11,9 +11,9 @@ import asyncio
 from collections.abc import Sequence
 from typing import Any, Protocol
 
-from aalis_agent.tokens import estimate_text_tokens
+from aalis_agent import estimate_text_tokens
 from aalis_api_llm import ChatModel
-from aalis_api_memory.errors import AalisMemoryError
+from aalis_api_memory import AalisMemoryError
 from aalis_schema_message import Message
 
 import aalis_plugin_memory_summary.extractive as extractive

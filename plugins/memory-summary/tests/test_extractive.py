@@ -1,6 +1,6 @@
 """The offline extractive summariser: deterministic, labelled, cumulative."""
 
-from aalis_agent.tokens import estimate_text_tokens
+from aalis_agent import estimate_text_tokens
 from aalis_plugin_memory_summary.extractive import (
     HEADER,
     LEGACY_HEADERS,

@@ -1,7 +1,7 @@
 """The pure parts of the algorithm: split point, keep rules, reply parsing."""
 
 import pytest
-from aalis_agent.tokens import estimate_message_tokens
+from aalis_agent import estimate_message_tokens
 from aalis_plugin_memory_summary.prompt import build_prompt, message_line, parse_reply
 from aalis_plugin_memory_summary.spans import parse_label, select_keep, split_point, tool_groups
 from aalis_schema_message import Message, ToolCall

@@ -7,8 +7,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
-from aalis_agent import PromptRequest, forget_person
-from aalis_agent.prompt import collect_prompt_blocks
+from aalis_agent import PromptRequest, collect_prompt_blocks, forget_person
 from aalis_api_memory import memory
 from aalis_api_vectorstore import recall
 from aalis_plugin_memory_vector import MemoryVector

@@ -313,7 +313,7 @@ DRIVER = """
 import asyncio, json, random, sys
 from aalis_core.cli import open_host
 from aalis_api_memory import memory, run_clear
-from aalis_agent.saving import save_conversation
+from aalis_agent._saving import save_conversation
 from aalis_schema_message import Message
 
 role, rounds, seed = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])

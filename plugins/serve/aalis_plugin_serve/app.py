@@ -23,10 +23,10 @@ from aalis_api_memory import (
     SessionInfo,
     Transfer,
     UnknownClearType,
+    check_session_id,
     history_cleared,
     supports,
 )
-from aalis_api_memory.validation import check_session_id
 from aalis_api_relation import FactNotFound
 from aalis_api_vectorstore import RecallUnavailable
 from sse_starlette.sse import EventSourceResponse

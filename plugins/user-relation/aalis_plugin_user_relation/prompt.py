@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from aalis_agent.tokens import estimate_text_tokens
+from aalis_agent import estimate_text_tokens
 from aalis_api_relation import Fact, PersonRef
 
 

@@ -8,8 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from aalis_agent import PromptRequest
-from aalis_agent.prompt import collect_prompt_blocks
+from aalis_agent import PromptRequest, collect_prompt_blocks
 from aalis_api_memory import memory
 from aalis_api_relation import PersonRef
 from aalis_plugin_memory_sqlite.plugin import MemorySqlite

@@ -14,7 +14,7 @@ from pathlib import Path
 
 SCRIPT = """
 import sys
-from aalis_agent.sync_host import SyncHost
+from aalis_agent._sync_host import SyncHost
 from aalis_schema_message import Message
 
 config = {"host": {"data_dir": sys.argv[1]}}

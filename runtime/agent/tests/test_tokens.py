@@ -2,7 +2,7 @@
 
 import math
 
-from aalis_agent.tokens import estimate_message_tokens, estimate_text_tokens, is_cjk
+from aalis_agent import estimate_message_tokens, estimate_text_tokens, is_cjk
 from aalis_schema_message import Message, ToolCall
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -34,7 +34,7 @@ def test_token_estimate_rules() -> None:
 
 def _per_character(text: str) -> int:
     """The rule spelled out one character at a time: the reference the fast scan must match."""
-    from aalis_agent.tokens import _CJK_RANGES
+    from aalis_agent._tokens import _CJK_RANGES
 
     cjk = total = run = 0
     for char in text:

@@ -10,15 +10,16 @@ from typing import Any
 import attrs
 import pytest
 from aalis_agent import (
+    SUMMARY_HEADER,
     SyncHost,
     TurnError,
+    TurnModel,
     TurnModelFailed,
     TurnReplyNotSaved,
     TurnSettings,
     build_prompt,
     run_turn,
 )
-from aalis_agent.turn import SUMMARY_HEADER, TurnModel
 from aalis_api_memory import CompressionUsage, memory
 from aalis_schema_message import Message
 
@@ -108,7 +109,7 @@ class Summary:
 
 
 def _specs() -> list[Any]:
-    import aalis_api_memory.hookspecs as specs
+    import aalis_api_memory._hookspecs as specs
 
     return [] if hasattr(specs, "memory_messages_saved") else [SavedSpec]
 
@@ -313,7 +314,7 @@ def test_sync_host_reports_config_errors_and_leaves_no_thread(tmp_path: Path) ->
 
 
 async def test_contributions_go_before_the_newest_user_message(tmp_path: Path) -> None:
-    prompt = pytest.importorskip("aalis_agent.prompt")
+    prompt = pytest.importorskip("aalis_agent._prompt")
 
     class Notes(Plugin):
         name = "test-notes"

@@ -15,10 +15,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from aalis_agent import TurnBusy, TurnError, TurnSettings, run_turn
-from aalis_agent.turn_lease import hold_turn
-from aalis_api_memory import memory
-from aalis_api_memory.leases import turn_lease_name
+from aalis_agent import TurnBusy, TurnError, TurnSettings, hold_turn, run_turn
+from aalis_api_memory import memory, turn_lease_name
 from aalis_schema_message import Message
 
 from aalis_core.testing import running_host
@@ -198,8 +196,8 @@ class Recorder:
 async def test_a_store_without_leases_orders_turns_in_process_and_says_so_once(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import aalis_agent.turn as turn
-    import aalis_api_memory.leases as leases
+    import aalis_agent._turn as turn
+    import aalis_agent._turn_lease as leases
 
     log = Recorder()
     monkeypatch.setattr(turn, "get_logger", lambda name: log)

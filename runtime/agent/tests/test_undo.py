@@ -12,7 +12,7 @@ import click
 import pytest
 from aalis_agent import UndoError, undo_last_turn
 from aalis_api_memory import memory
-from aalis_memory_tools.cli_plugin import register
+from aalis_memory_tools._cli_plugin import register
 from aalis_schema_message import Message, ToolCall
 from click.testing import CliRunner
 

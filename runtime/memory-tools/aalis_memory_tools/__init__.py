@@ -9,192 +9,192 @@ migrate (docs/host/export-import.md). A client of the memory contract like any o
 # name is used, and no implementation module imports another through this one at load.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from aalis_memory_tools.cli_params import (
+    from aalis_memory_tools._cli_params import (
         SESSION as SESSION,
     )
-    from aalis_memory_tools.cli_params import (
+    from aalis_memory_tools._cli_params import (
         SessionId as SessionId,
     )
-    from aalis_memory_tools.cli_plugin import (
+    from aalis_memory_tools._cli_plugin import (
         MemoryCli as MemoryCli,
     )
-    from aalis_memory_tools.export_format import (
+    from aalis_memory_tools._export_format import (
         FORMAT as FORMAT,
     )
-    from aalis_memory_tools.export_format import (
+    from aalis_memory_tools._export_format import (
         FORMAT_VERSION as FORMAT_VERSION,
     )
-    from aalis_memory_tools.export_format import (
+    from aalis_memory_tools._export_format import (
         ExportFile as ExportFile,
     )
-    from aalis_memory_tools.export_format import (
+    from aalis_memory_tools._export_format import (
         ExportSummary as ExportSummary,
     )
-    from aalis_memory_tools.export_format import (
+    from aalis_memory_tools._export_format import (
         TransferError as TransferError,
     )
-    from aalis_memory_tools.export_format import (
+    from aalis_memory_tools._export_format import (
         dumps as dumps,
     )
-    from aalis_memory_tools.export_format import (
+    from aalis_memory_tools._export_format import (
         header as header,
     )
-    from aalis_memory_tools.export_format import (
+    from aalis_memory_tools._export_format import (
         iter_lines as iter_lines,
     )
-    from aalis_memory_tools.export_format import (
+    from aalis_memory_tools._export_format import (
         iter_sessions as iter_sessions,
     )
-    from aalis_memory_tools.export_format import (
+    from aalis_memory_tools._export_format import (
         message_line as message_line,
     )
-    from aalis_memory_tools.export_format import (
+    from aalis_memory_tools._export_format import (
         metadata_line as metadata_line,
     )
-    from aalis_memory_tools.export_format import (
+    from aalis_memory_tools._export_format import (
         parse_export as parse_export,
     )
-    from aalis_memory_tools.export_format import (
+    from aalis_memory_tools._export_format import (
         reopenable as reopenable,
     )
-    from aalis_memory_tools.export_format import (
+    from aalis_memory_tools._export_format import (
         scan_export as scan_export,
     )
-    from aalis_memory_tools.export_format import (
+    from aalis_memory_tools._export_format import (
         store_order as store_order,
     )
-    from aalis_memory_tools.transfer import (
+    from aalis_memory_tools._transfer import (
         METADATA_BATCH as METADATA_BATCH,
     )
-    from aalis_memory_tools.transfer import (
+    from aalis_memory_tools._transfer import (
         ExportReport as ExportReport,
     )
-    from aalis_memory_tools.transfer import (
+    from aalis_memory_tools._transfer import (
         MigrateReport as MigrateReport,
     )
-    from aalis_memory_tools.transfer import (
+    from aalis_memory_tools._transfer import (
         OversizeMessage as OversizeMessage,
     )
-    from aalis_memory_tools.transfer import (
+    from aalis_memory_tools._transfer import (
         Plan as Plan,
     )
-    from aalis_memory_tools.transfer import (
+    from aalis_memory_tools._transfer import (
         ProgressFn as ProgressFn,
     )
-    from aalis_memory_tools.transfer import (
+    from aalis_memory_tools._transfer import (
         SizeLimit as SizeLimit,
     )
-    from aalis_memory_tools.transfer import (
+    from aalis_memory_tools._transfer import (
         TextOutput as TextOutput,
     )
-    from aalis_memory_tools.transfer import (
+    from aalis_memory_tools._transfer import (
         WriteReport as WriteReport,
     )
-    from aalis_memory_tools.transfer import (
+    from aalis_memory_tools._transfer import (
         atomic_output as atomic_output,
     )
-    from aalis_memory_tools.transfer import (
+    from aalis_memory_tools._transfer import (
         check_export_file as check_export_file,
     )
-    from aalis_memory_tools.transfer import (
+    from aalis_memory_tools._transfer import (
         conversation_messages as conversation_messages,
     )
-    from aalis_memory_tools.transfer import (
+    from aalis_memory_tools._transfer import (
         export_lines as export_lines,
     )
-    from aalis_memory_tools.transfer import (
+    from aalis_memory_tools._transfer import (
         export_sessions as export_sessions,
     )
-    from aalis_memory_tools.transfer import (
+    from aalis_memory_tools._transfer import (
         export_source as export_source,
     )
-    from aalis_memory_tools.transfer import (
+    from aalis_memory_tools._transfer import (
         import_file as import_file,
     )
-    from aalis_memory_tools.transfer import (
+    from aalis_memory_tools._transfer import (
         import_into as import_into,
     )
-    from aalis_memory_tools.transfer import (
+    from aalis_memory_tools._transfer import (
         import_target as import_target,
     )
-    from aalis_memory_tools.transfer import (
+    from aalis_memory_tools._transfer import (
         left_out as left_out,
     )
-    from aalis_memory_tools.transfer import (
+    from aalis_memory_tools._transfer import (
         left_out_text as left_out_text,
     )
-    from aalis_memory_tools.transfer import (
+    from aalis_memory_tools._transfer import (
         memory_holders as memory_holders,
     )
-    from aalis_memory_tools.transfer import (
+    from aalis_memory_tools._transfer import (
         migrate_between as migrate_between,
     )
-    from aalis_memory_tools.transfer import (
+    from aalis_memory_tools._transfer import (
         migration_stores as migration_stores,
     )
-    from aalis_memory_tools.transfer import (
+    from aalis_memory_tools._transfer import (
         plan_session as plan_session,
     )
-    from aalis_memory_tools.transfer import (
+    from aalis_memory_tools._transfer import (
         read_metadata as read_metadata,
     )
-    from aalis_memory_tools.transfer import (
+    from aalis_memory_tools._transfer import (
         refuse_volatile as refuse_volatile,
     )
-    from aalis_memory_tools.transfer import (
+    from aalis_memory_tools._transfer import (
         require as require,
     )
-    from aalis_memory_tools.transfer import (
+    from aalis_memory_tools._transfer import (
         write_atomically as write_atomically,
     )
 
 _EXPORTS: dict[str, str] = {
-    "SESSION": "aalis_memory_tools.cli_params",
-    "SessionId": "aalis_memory_tools.cli_params",
-    "MemoryCli": "aalis_memory_tools.cli_plugin",
-    "ExportFile": "aalis_memory_tools.export_format",
-    "ExportSummary": "aalis_memory_tools.export_format",
-    "FORMAT": "aalis_memory_tools.export_format",
-    "FORMAT_VERSION": "aalis_memory_tools.export_format",
-    "TransferError": "aalis_memory_tools.export_format",
-    "dumps": "aalis_memory_tools.export_format",
-    "header": "aalis_memory_tools.export_format",
-    "iter_lines": "aalis_memory_tools.export_format",
-    "iter_sessions": "aalis_memory_tools.export_format",
-    "message_line": "aalis_memory_tools.export_format",
-    "metadata_line": "aalis_memory_tools.export_format",
-    "parse_export": "aalis_memory_tools.export_format",
-    "reopenable": "aalis_memory_tools.export_format",
-    "scan_export": "aalis_memory_tools.export_format",
-    "store_order": "aalis_memory_tools.export_format",
-    "ExportReport": "aalis_memory_tools.transfer",
-    "METADATA_BATCH": "aalis_memory_tools.transfer",
-    "MigrateReport": "aalis_memory_tools.transfer",
-    "OversizeMessage": "aalis_memory_tools.transfer",
-    "Plan": "aalis_memory_tools.transfer",
-    "ProgressFn": "aalis_memory_tools.transfer",
-    "SizeLimit": "aalis_memory_tools.transfer",
-    "TextOutput": "aalis_memory_tools.transfer",
-    "WriteReport": "aalis_memory_tools.transfer",
-    "atomic_output": "aalis_memory_tools.transfer",
-    "check_export_file": "aalis_memory_tools.transfer",
-    "conversation_messages": "aalis_memory_tools.transfer",
-    "export_lines": "aalis_memory_tools.transfer",
-    "export_sessions": "aalis_memory_tools.transfer",
-    "export_source": "aalis_memory_tools.transfer",
-    "import_file": "aalis_memory_tools.transfer",
-    "import_into": "aalis_memory_tools.transfer",
-    "import_target": "aalis_memory_tools.transfer",
-    "left_out": "aalis_memory_tools.transfer",
-    "left_out_text": "aalis_memory_tools.transfer",
-    "memory_holders": "aalis_memory_tools.transfer",
-    "migrate_between": "aalis_memory_tools.transfer",
-    "migration_stores": "aalis_memory_tools.transfer",
-    "plan_session": "aalis_memory_tools.transfer",
-    "read_metadata": "aalis_memory_tools.transfer",
-    "refuse_volatile": "aalis_memory_tools.transfer",
-    "require": "aalis_memory_tools.transfer",
-    "write_atomically": "aalis_memory_tools.transfer",
+    "SESSION": "aalis_memory_tools._cli_params",
+    "SessionId": "aalis_memory_tools._cli_params",
+    "MemoryCli": "aalis_memory_tools._cli_plugin",
+    "ExportFile": "aalis_memory_tools._export_format",
+    "ExportSummary": "aalis_memory_tools._export_format",
+    "FORMAT": "aalis_memory_tools._export_format",
+    "FORMAT_VERSION": "aalis_memory_tools._export_format",
+    "TransferError": "aalis_memory_tools._export_format",
+    "dumps": "aalis_memory_tools._export_format",
+    "header": "aalis_memory_tools._export_format",
+    "iter_lines": "aalis_memory_tools._export_format",
+    "iter_sessions": "aalis_memory_tools._export_format",
+    "message_line": "aalis_memory_tools._export_format",
+    "metadata_line": "aalis_memory_tools._export_format",
+    "parse_export": "aalis_memory_tools._export_format",
+    "reopenable": "aalis_memory_tools._export_format",
+    "scan_export": "aalis_memory_tools._export_format",
+    "store_order": "aalis_memory_tools._export_format",
+    "ExportReport": "aalis_memory_tools._transfer",
+    "METADATA_BATCH": "aalis_memory_tools._transfer",
+    "MigrateReport": "aalis_memory_tools._transfer",
+    "OversizeMessage": "aalis_memory_tools._transfer",
+    "Plan": "aalis_memory_tools._transfer",
+    "ProgressFn": "aalis_memory_tools._transfer",
+    "SizeLimit": "aalis_memory_tools._transfer",
+    "TextOutput": "aalis_memory_tools._transfer",
+    "WriteReport": "aalis_memory_tools._transfer",
+    "atomic_output": "aalis_memory_tools._transfer",
+    "check_export_file": "aalis_memory_tools._transfer",
+    "conversation_messages": "aalis_memory_tools._transfer",
+    "export_lines": "aalis_memory_tools._transfer",
+    "export_sessions": "aalis_memory_tools._transfer",
+    "export_source": "aalis_memory_tools._transfer",
+    "import_file": "aalis_memory_tools._transfer",
+    "import_into": "aalis_memory_tools._transfer",
+    "import_target": "aalis_memory_tools._transfer",
+    "left_out": "aalis_memory_tools._transfer",
+    "left_out_text": "aalis_memory_tools._transfer",
+    "memory_holders": "aalis_memory_tools._transfer",
+    "migrate_between": "aalis_memory_tools._transfer",
+    "migration_stores": "aalis_memory_tools._transfer",
+    "plan_session": "aalis_memory_tools._transfer",
+    "read_metadata": "aalis_memory_tools._transfer",
+    "refuse_volatile": "aalis_memory_tools._transfer",
+    "require": "aalis_memory_tools._transfer",
+    "write_atomically": "aalis_memory_tools._transfer",
 }
 
 __all__ = [

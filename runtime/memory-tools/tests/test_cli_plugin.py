@@ -16,7 +16,7 @@ from typing import Any
 import click
 import pytest
 from aalis_api_memory import memory
-from aalis_memory_tools.cli_plugin import COMMANDS, MemoryCli, register
+from aalis_memory_tools._cli_plugin import COMMANDS, MemoryCli, register
 from aalis_schema_message import Message, ToolCall
 from click.testing import CliRunner
 

@@ -30,7 +30,7 @@ from aalis_memory_tools import (
     parse_export,
     plan_session,
 )
-from aalis_memory_tools.cli_transfer import register
+from aalis_memory_tools._cli_transfer import register
 from aalis_schema_message import Message
 from click.testing import CliRunner
 

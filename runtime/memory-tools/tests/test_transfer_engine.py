@@ -1,4 +1,4 @@
-"""The transfer engine from Python (``aalis_memory_tools.transfer``), without the CLI.
+"""The transfer engine from Python (``aalis_memory_tools._transfer``), without the CLI.
 
 - export streams: each session's lines are in the output before the next session is read,
   each namespace's entries before the next namespace is read, and the peak memory of an
@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 from aalis_api_memory import MetadataEntry, Put, SessionInfo, StoredMessage
-from aalis_memory_tools.transfer import (
+from aalis_memory_tools import (
     TransferError,
     atomic_output,
     export_lines,
@@ -31,7 +31,7 @@ from aalis_memory_tools.transfer import (
 )
 from aalis_schema_message import Message
 
-PACKAGE = Path(__file__).resolve().parents[1] / "aalis_api_memory"
+PACKAGE = Path(__file__).resolve().parents[1] / "aalis_memory_tools"
 
 
 class Output(io.StringIO):
@@ -178,7 +178,7 @@ async def test_export_then_import_file_round_trips_and_reruns_write_nothing(
 
 
 def test_the_engine_and_the_format_import_no_click() -> None:
-    modules = [PACKAGE / "export_format.py", *sorted((PACKAGE / "transfer").glob("*.py"))]
+    modules = [PACKAGE / "_export_format.py", *sorted((PACKAGE / "_transfer").glob("*.py"))]
     for module in modules:
         tree = ast.parse(module.read_text(encoding="utf-8"))
         imported = {
@@ -193,7 +193,7 @@ def test_the_engine_and_the_format_import_no_click() -> None:
         }
         assert "click" not in imported, module
     # ...nor through what they import: a script using the engine never loads the CLI.
-    probe = "import sys, aalis_memory_tools.transfer; print('click' in sys.modules)"
+    probe = "import sys, aalis_memory_tools._transfer; print('click' in sys.modules)"
     loaded = subprocess.run(
         [sys.executable, "-c", probe], capture_output=True, text=True, check=True
     ).stdout.strip()

@@ -18,14 +18,14 @@ import pytest
 import pytest_asyncio
 from aalis_api_memory import StoredMessage
 from aalis_api_memory_conformance._support import without_ids
-from aalis_memory_tools.transfer import (
+from aalis_memory_tools import (
     TransferError,
     atomic_output,
     export_sessions,
     import_file,
     migrate_between,
 )
-from aalis_memory_tools.transfer.identity import derived_id
+from aalis_memory_tools._transfer.identity import derived_id
 from aalis_schema_message import Message
 
 pytest.importorskip("aalis_plugin_memory_sqlite", reason="memory-sqlite is not installed")

@@ -23,9 +23,8 @@ from typing import Any
 import click
 import pytest
 from aalis_api_memory import StoredMessage, memory
-from aalis_memory_tools import import_into
-from aalis_memory_tools.cli_transfer import register
-from aalis_memory_tools.export_format import FORMAT, iter_sessions, scan_export
+from aalis_memory_tools import FORMAT, import_into, iter_sessions, scan_export
+from aalis_memory_tools._cli_transfer import register
 from aalis_schema_message import Message
 from click.testing import CliRunner
 
@@ -393,7 +392,7 @@ def test_backup_is_a_consistent_self_contained_copy(
 ) -> None:
     import sqlite3
 
-    from aalis_memory_tools.cli_backup import backup_command
+    from aalis_memory_tools._cli_backup import backup_command
 
     aalis.add_command(backup_command)
     messages = [Message(role="user", content=f"m{i}", timestamp=i) for i in range(50)]
@@ -433,7 +432,7 @@ def test_backup_is_a_consistent_self_contained_copy(
 def test_backup_refuses_a_volatile_store_and_names_missing_support(
     aalis: click.Group, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from aalis_memory_tools.cli_backup import backup_command
+    from aalis_memory_tools._cli_backup import backup_command
 
     aalis.add_command(backup_command)
     monkeypatch.setenv("AALIS_LOAD_PLUGINS", "memory-inmemory")

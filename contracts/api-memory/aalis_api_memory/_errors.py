@@ -1,0 +1,89 @@
+"""The memory layer's errors: one base under ``aalis_core.errors.AalisError``.
+
+A consumer can catch ``AalisMemoryError`` for "memory refused or could not do this", or
+``BackendError`` for "the storage behind it failed", without knowing which backend runs.
+Backends raise the shared classes below (``StoreClosed``, ``SchemaTooNew``...) rather than
+defining their own, so one ``except`` clause works on every backend; their old names stay
+importable from the backend packages. Classes keep a built-in base where callers already
+catch one (``TransferError`` is a ``ValueError``). See docs/architecture.md (errors).
+
+The tree (``tests/test_architecture.py`` checks that every exception class defined in the
+memory contract and its plugins derives from this base and is named here)::
+
+    AalisMemoryError
+    ├── BackendError                        the storage behind the contract failed
+    │   ├── StoreClosed (RuntimeError)      the store is not open (never opened, or closed)
+    │   │   └── WorkerClosed                memory-sqlite: its worker thread was stopped
+    │   ├── BackendUnavailable (RuntimeError)  the server or file cannot be reached or prepared
+    │   │   ├── StoreOpenFailed             memory-sqlite: the file cannot be opened or migrated
+    │   │   ├── MongoUnavailable            memory-mongodb
+    │   │   ├── PostgresUnavailable         memory-postgres
+    │   │   └── ServerUnavailable           the test servers of memory-mongodb and memory-postgres
+    │   ├── SchemaTooNew (RuntimeError)     written by a newer version; using it could damage it
+    │   └── StoredDataError (ValueError)    a stored value this backend did not write
+    ├── MessageIdConflict (ValueError)      a message id the store already holds
+    ├── ArchiveConflict                     aalis_api_memory._exact: the snapshot is stale
+    ├── CompressionError                    aalis_api_memory._compression: did not commit
+    ├── SummaryFailed                       memory-summary: the summariser gave no summary
+    ├── SummaryRejected                     memory-summary: a model's summary failed its check
+    ├── LeaseWaitTimeout                    aalis_api_memory._leases: another holder kept it
+    ├── LeaseFailed                         aalis_api_memory._leases: the store did not answer
+    ├── TurnError                           aalis_agent._turn
+    │   ├── TurnBusy                        another turn held the session; nothing saved
+    │   ├── TurnModelFailed                 the model call failed; the question is kept
+    │   └── TurnReplyNotSaved               the reply could not be saved
+    ├── UndoError                           aalis_agent._undo: nothing to undo, or refused
+    ├── TransferError (ValueError)          aalis_memory_tools._export_format: a bad export file
+    ├── UnknownClearType (ValueError)       aalis_api_memory._clearing: no such clear type
+    ├── BridgeDeadlock (RuntimeError)       aalis_agent._bridge: a sync call on the loop
+    ├── ClearFailed (RuntimeError)          the LangChain and LlamaIndex adapters
+    └── CommandError (click.ClickException) aalis_memory_tools._cli_plugin: a CLI command failed
+"""
+
+from __future__ import annotations
+
+from aalis_core.errors import AalisError
+
+
+class AalisMemoryError(AalisError):
+    """Base class of the memory layer's errors."""
+
+
+class BackendError(AalisMemoryError):
+    """The storage behind the memory contract failed (not the caller's input)."""
+
+
+class StoreClosed(BackendError, RuntimeError):
+    """The store is not open (never opened, or closed)."""
+
+
+class BackendUnavailable(BackendError, RuntimeError):
+    """The server or file cannot be reached, opened or prepared; the message is redacted."""
+
+
+class SchemaTooNew(BackendError, RuntimeError):
+    """The data was written by a newer version of the backend; using it could damage it."""
+
+
+class StoredDataError(BackendError, ValueError):
+    """A stored value the backend did not write (hand-edited, or another tool's)."""
+
+
+class MessageIdConflict(AalisMemoryError, ValueError):
+    """A save or import named a message id the store already holds; nothing was written.
+
+    Ids are unique in the whole store (docs/reference/memory-contract.md, "Message
+    identity"); re-importing a file is idempotent because the transfer engine compares
+    before it writes, not because the store ignores a second write of an id.
+    """
+
+
+__all__ = [
+    "AalisMemoryError",
+    "BackendError",
+    "BackendUnavailable",
+    "MessageIdConflict",
+    "SchemaTooNew",
+    "StoreClosed",
+    "StoredDataError",
+]
