@@ -1,8 +1,19 @@
 """The dependency rule of the architecture (docs/architecture.md), checked on the source itself.
 
-aalis_core knows no domain; contracts depend only on aalis_core and aalis_schema_message;
-plugins depend on aalis_core and contracts, never on another plugin. Imports inside functions
-count too: a lazy import is still a dependency.
+The parts, and what each may import (imports inside functions count too: a lazy import is
+still a dependency):
+
+* ``aalis_core``, the host, knows no domain: it imports no other part;
+* a contract (``contracts/<name>``) imports only ``aalis_core`` and ``aalis_schema_message``;
+* a conformance kit (``contracts/<name>-conformance``) imports those and the contracts;
+* a runtime part (``runtime/``: the agent, the memory tools) imports contracts and other
+  runtime parts, never a plugin;
+* a plugin imports the host, contracts and runtime parts, never another plugin;
+* an integration (an adapter to another framework) works over *any* provider: the host,
+  contracts and runtime parts, never a plugin.
+
+Across parts only the public surface is imported: ``from aalis_x import Name`` (or a
+documented public submodule, ``testing``), never ``aalis_x._module``; tests may reach inside.
 
 Inside each package no module imports itself back through others (no import cycle), type-only
 imports included: a cycle that works today only because one side imports under
@@ -22,115 +33,140 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _package_dirs(group: str) -> dict[str, Path]:
+def _package_dirs(group: str, kits: bool | None = None) -> dict[str, Path]:
     found: dict[str, Path] = {}
     for dist in sorted((ROOT / group).glob("*/")):
+        if kits is not None and dist.name.endswith("-conformance") != kits:
+            continue
         for pkg in dist.glob("aalis_*/__init__.py"):
             found[pkg.parent.name] = pkg.parent
     return found
 
 
-CONTRACTS = _package_dirs("contracts")
+CORE = {"aalis_core": ROOT / "aalis_core"}
+CONTRACTS = _package_dirs("contracts", kits=False)
+KITS = _package_dirs("contracts", kits=True)
+RUNTIME = _package_dirs("runtime")
 PLUGINS = _package_dirs("plugins")
 EXAMPLES = _package_dirs("examples")
 INTEGRATIONS = _package_dirs("integrations")
 
+#: Part -> (its packages, the packages it may import besides its own).
+RULES: dict[str, tuple[dict[str, Path], set[str]]] = {
+    "core": (CORE, set()),
+    "contracts": (CONTRACTS, {"aalis_core", "aalis_schema_message"}),
+    "kits": (KITS, {"aalis_core", *CONTRACTS}),
+    "runtime": (RUNTIME, {"aalis_core", *CONTRACTS, *RUNTIME}),
+    "plugins": (PLUGINS, {"aalis_core", *CONTRACTS, *RUNTIME}),
+    "examples": (EXAMPLES, {"aalis_core", *CONTRACTS, *RUNTIME}),
+    "integrations": (INTEGRATIONS, {"aalis_core", *CONTRACTS, *RUNTIME}),
+}
 
-def _imported_top_levels(package: Path) -> dict[str, list[str]]:
-    """Top-level module name -> the files that import it."""
-    seen: dict[str, list[str]] = {}
-    for path in package.rglob("*.py"):
+#: Submodules a package may publish beside its ``__init__``: test helpers that need pytest.
+PUBLIC_SUBMODULES = {"testing"}
+
+
+def _imports(package: Path) -> Iterator[tuple[str, str]]:
+    """(dotted module imported, file) for every import in ``package``'s own code."""
+    for path in sorted(package.rglob("*.py")):
+        where = str(path.relative_to(ROOT) if path.is_relative_to(ROOT) else path)
         tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
         for node in ast.walk(tree):
-            names: list[str] = []
             if isinstance(node, ast.Import):
-                names = [alias.name for alias in node.names]
+                for alias in node.names:
+                    yield alias.name, where
             elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-                names = [node.module]
-            for name in names:
-                seen.setdefault(name.split(".")[0], []).append(str(path.relative_to(ROOT)))
-    return seen
+                yield node.module, where
 
 
 def _aalis_imports(package: Path) -> dict[str, list[str]]:
-    own = package.name
-    return {
-        name: files
-        for name, files in _imported_top_levels(package).items()
-        if name.startswith("aalis_") and name != own
-    }
+    """Other aalis packages ``package`` imports -> the files that import them."""
+    seen: dict[str, list[str]] = {}
+    for module, where in _imports(package):
+        top = module.split(".")[0]
+        if top.startswith("aalis_") and top != package.name:
+            seen.setdefault(top, []).append(where)
+    return seen
 
 
-def test_the_layout_has_the_distributions_of_the_spec() -> None:
+def _part_cases() -> list[tuple[str, str]]:
+    return [(part, name) for part, (pkgs, _) in RULES.items() for name in sorted(pkgs)]
+
+
+def test_the_layout_has_the_parts_of_the_architecture() -> None:
     assert {"aalis_schema_message", "aalis_api_memory"} <= set(CONTRACTS)
+    assert "aalis_api_memory_conformance" in KITS
+    assert {"aalis_agent", "aalis_memory_tools"} <= set(RUNTIME)
     assert "aalis_plugin_memory_inmemory" in PLUGINS
 
 
-def test_core_imports_no_contract_and_no_plugin() -> None:
-    assert _aalis_imports(ROOT / "aalis_core") == {}
-
-
-@pytest.mark.parametrize("name", sorted(CONTRACTS))
-def test_contracts_depend_only_on_core_and_the_message_schema(name: str) -> None:
-    allowed = {"aalis_core", "aalis_schema_message"}
+@pytest.mark.parametrize(("part", "name"), _part_cases())
+def test_each_part_imports_only_what_its_rule_allows(part: str, name: str) -> None:
+    packages, allowed = RULES[part]
     bad = {
-        mod: files for mod, files in _aalis_imports(CONTRACTS[name]).items() if mod not in allowed
+        mod: files for mod, files in _aalis_imports(packages[name]).items() if mod not in allowed
     }
-    assert bad == {}, f"{name} imports {sorted(bad)}"
+    assert bad == {}, f"{name} ({part}) may not import {sorted(bad)}"
 
 
-@pytest.mark.parametrize("name", sorted(PLUGINS) + sorted(EXAMPLES))
-def test_plugins_never_import_another_plugin(name: str) -> None:
-    package = PLUGINS.get(name) or EXAMPLES[name]
-    allowed = {"aalis_core", *CONTRACTS}
-    bad = {mod: files for mod, files in _aalis_imports(package).items() if mod not in allowed}
-    assert bad == {}, f"{name} imports {sorted(bad)}"
+def _private_imports(package: Path) -> list[str]:
+    """Imports of another package's private modules (``aalis_x._y``) in ``package``."""
+    found = []
+    for module, where in _imports(package):
+        parts = module.split(".")
+        foreign = parts[0].startswith("aalis_") and parts[0] != package.name
+        if foreign and len(parts) > 1 and parts[1] not in PUBLIC_SUBMODULES:
+            found.append(f"{where}: {module}")
+    return found
 
 
-@pytest.mark.parametrize("group", ["contracts", "plugins"])
-def test_every_distribution_declares_its_aalis_dependencies(group: str) -> None:
+@pytest.mark.parametrize(("part", "name"), _part_cases())
+def test_parts_meet_only_at_public_surfaces(part: str, name: str) -> None:
+    """``from aalis_x import Name``, never ``from aalis_x._module import Name``: a private
+    module may be renamed or split in any release, the package's ``__all__`` may not."""
+    assert _private_imports(RULES[part][0][name]) == []
+
+
+def test_the_public_surface_rule_sees_a_private_import(tmp_path: Path) -> None:
+    pkg = tmp_path / "aalis_probe"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("", encoding="utf-8")
+    (pkg / "a.py").write_text("from aalis_core import Plugin\n", encoding="utf-8")
+    assert _private_imports(pkg) == []
+    (pkg / "b.py").write_text("def f():\n    from aalis_core._host import Host\n", encoding="utf-8")
+    assert len(_private_imports(pkg)) == 1
+
+
+def _distributions() -> Iterator[Path]:
+    for group in ("contracts", "runtime", "plugins", "integrations", "examples"):
+        yield from sorted((ROOT / group).glob("*/pyproject.toml"))
+
+
+@pytest.mark.parametrize("pyproject", list(_distributions()), ids=lambda p: p.parent.name)
+def test_every_distribution_declares_its_aalis_dependencies(pyproject: Path) -> None:
     """What a package imports from the project must be in its pyproject dependencies."""
-    for dist in sorted((ROOT / group).glob("*/pyproject.toml")):
-        project = tomllib.loads(dist.read_text(encoding="utf-8"))["project"]
-        declared = {
-            req.split(">")[0].split("=")[0].split("<")[0].split("[")[0].strip().replace("-", "_")
-            for req in project.get("dependencies", [])
-        }
-        for pkg in dist.parent.glob("aalis_*/__init__.py"):
-            for mod in _aalis_imports(pkg.parent):
-                # Distribution names map to import names: aalis-api-memory -> aalis_api_memory.
-                assert mod in declared, f"{dist.parent.name} imports {mod} without depending on it"
+    project = tomllib.loads(pyproject.read_text(encoding="utf-8"))["project"]
+    declared = {
+        req.split(">")[0].split("=")[0].split("<")[0].split("[")[0].strip().replace("-", "_")
+        for req in project.get("dependencies", [])
+    }
+    for pkg in pyproject.parent.glob("aalis_*/__init__.py"):
+        for mod in _aalis_imports(pkg.parent):
+            # Distribution names map to import names: aalis-api-memory -> aalis_api_memory.
+            assert mod in declared, f"{pyproject.parent.name} imports {mod} without depending on it"
 
 
 def test_every_package_is_typed() -> None:
-    packages = [ROOT / "aalis_core", *CONTRACTS.values(), *PLUGINS.values(), *EXAMPLES.values()]
+    packages = [p for pkgs, _ in RULES.values() for p in pkgs.values()]
     missing = [str(p.relative_to(ROOT)) for p in packages if not (p / "py.typed").exists()]
     assert missing == []
-
-
-@pytest.mark.parametrize("name", sorted(INTEGRATIONS))
-def test_integrations_use_the_host_and_contracts_never_a_plugin(name: str) -> None:
-    """An adapter works over *any* provider, so it may not know a particular plugin."""
-    allowed = {"aalis_core", *CONTRACTS}
-    bad = {
-        mod: files
-        for mod, files in _aalis_imports(INTEGRATIONS[name]).items()
-        if mod not in allowed
-    }
-    assert bad == {}, f"{name} imports {sorted(bad)}"
 
 
 # --------------------------------------------------------------------------------------------
 # No import cycle inside a package
 # --------------------------------------------------------------------------------------------
 
-ALL_PACKAGES = {
-    "aalis_core": ROOT / "aalis_core",
-    **CONTRACTS,
-    **PLUGINS,
-    **INTEGRATIONS,
-    **EXAMPLES,
-}
+ALL_PACKAGES = {name: path for pkgs, _ in RULES.values() for name, path in pkgs.items()}
 
 
 def _modules(package: Path) -> dict[str, Path]:
@@ -245,7 +281,7 @@ def test_code_and_docs_point_at_docs_pages_not_at_the_spec() -> None:
     of the spec they check).
     """
     places = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
-    for group in ("aalis_core", "contracts", "plugins", "integrations", "examples"):
+    for group in ("aalis_core", "contracts", "runtime", "plugins", "integrations", "examples"):
         places += [
             path
             for path in sorted((ROOT / group).rglob("*.py"))

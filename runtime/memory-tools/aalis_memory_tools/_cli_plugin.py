@@ -490,15 +490,15 @@ COMMANDS: tuple[click.Command, ...] = (
 
 def register(cli: click.Group) -> None:
     """Add the memory commands (and export/import/migrate) to the ``aalis`` group."""
-    from aalis_memory_tools import _cli_backup as cli_backup
-    from aalis_memory_tools import _cli_forget as cli_forget
-    from aalis_memory_tools import _cli_transfer as cli_transfer
+    from aalis_memory_tools._cli_backup import backup_command
+    from aalis_memory_tools._cli_forget import forget_command
+    from aalis_memory_tools._cli_transfer import register as register_transfer
 
     for command in COMMANDS:
         cli.add_command(command)
-    cli_transfer.register(cli)
-    cli.add_command(cli_backup.backup_command)
-    cli.add_command(cli_forget.forget_command)
+    register_transfer(cli)
+    cli.add_command(backup_command)
+    cli.add_command(forget_command)
 
 
 class MemoryCli(Plugin):
