@@ -15,13 +15,13 @@ fixture with an async fixture that yields a ready embedder (and closes it afterw
 
 Every test is marked ``pytest.mark.asyncio``, so the kit runs under pytest-asyncio's strict
 mode as well as ``asyncio_mode = "auto"``. Install with ``pip install
-aalis-api-embedding[testing]``.
+aalis-api-embedding-conformance``.
 """
 
 import pytest
 
-pytest.register_assert_rewrite("aalis_api_embedding_conformance.suite")
+pytest.register_assert_rewrite("aalis_api_embedding_conformance._suite")
 
-from aalis_api_embedding_conformance.suite import EmbedderConformance, cosine  # noqa: E402
+from aalis_api_embedding_conformance._suite import EmbedderConformance, cosine  # noqa: E402
 
 __all__ = ["EmbedderConformance", "cosine"]

@@ -29,7 +29,7 @@ promise: a test that needs one of its methods FAILS, naming it, when the store l
 ``test_declared_optional_groups_are_implemented`` lists every such method). A method of an
 undeclared group is detected on the store; its tests skip with a reason when absent. The
 store may expose ``range_query_limit`` / ``cross_session_max_limit`` attributes (defaults
-500 / 1000), which the kit reads. Install with ``pip install aalis-api-memory[testing]``.
+500 / 1000), which the kit reads. Install with ``pip install aalis-api-memory-conformance``.
 
 The mixins are public too, for a backend that wants to run one area on its own.
 """
@@ -39,40 +39,40 @@ import pytest
 # The kit's asserts live outside test files; have pytest rewrite them for useful failures.
 pytest.register_assert_rewrite(
     "aalis_api_memory_conformance._support",
-    "aalis_api_memory_conformance.archive",
-    "aalis_api_memory_conformance.bad_input",
-    "aalis_api_memory_conformance.clear",
-    "aalis_api_memory_conformance.concurrency",
-    "aalis_api_memory_conformance.exact",
-    "aalis_api_memory_conformance.extensions",
-    "aalis_api_memory_conformance.history",
-    "aalis_api_memory_conformance.hostile",
-    "aalis_api_memory_conformance.identity",
-    "aalis_api_memory_conformance.leases",
-    "aalis_api_memory_conformance.metadata",
-    "aalis_api_memory_conformance.model",
-    "aalis_api_memory_conformance.queries",
-    "aalis_api_memory_conformance.rewrite",
+    "aalis_api_memory_conformance._archive",
+    "aalis_api_memory_conformance._bad_input",
+    "aalis_api_memory_conformance._clear",
+    "aalis_api_memory_conformance._concurrency",
+    "aalis_api_memory_conformance._exact",
+    "aalis_api_memory_conformance._extensions",
+    "aalis_api_memory_conformance._history",
+    "aalis_api_memory_conformance._hostile",
+    "aalis_api_memory_conformance._identity",
+    "aalis_api_memory_conformance._leases",
+    "aalis_api_memory_conformance._metadata",
+    "aalis_api_memory_conformance._model",
+    "aalis_api_memory_conformance._queries",
+    "aalis_api_memory_conformance._rewrite",
 )
 
+from aalis_api_memory_conformance._archive import ArchiveConformance  # noqa: E402
+from aalis_api_memory_conformance._bad_input import BadInputConformance  # noqa: E402
 from aalis_api_memory_conformance._base import ConformanceBase  # noqa: E402
-from aalis_api_memory_conformance.archive import ArchiveConformance  # noqa: E402
-from aalis_api_memory_conformance.bad_input import BadInputConformance  # noqa: E402
-from aalis_api_memory_conformance.clear import ClearConformance  # noqa: E402
-from aalis_api_memory_conformance.concurrency import ConcurrencyConformance  # noqa: E402
-from aalis_api_memory_conformance.exact import ExactArchiveConformance  # noqa: E402
-from aalis_api_memory_conformance.extensions import ExtensionsConformance  # noqa: E402
-from aalis_api_memory_conformance.history import HistoryConformance  # noqa: E402
-from aalis_api_memory_conformance.hostile import HostileInputConformance  # noqa: E402
-from aalis_api_memory_conformance.identity import MessageIdentityConformance  # noqa: E402
-from aalis_api_memory_conformance.leases import LeasesConformance  # noqa: E402
-from aalis_api_memory_conformance.metadata import MetadataConformance  # noqa: E402
-from aalis_api_memory_conformance.model import ModelConformance  # noqa: E402
-from aalis_api_memory_conformance.queries import (  # noqa: E402
+from aalis_api_memory_conformance._clear import ClearConformance  # noqa: E402
+from aalis_api_memory_conformance._concurrency import ConcurrencyConformance  # noqa: E402
+from aalis_api_memory_conformance._exact import ExactArchiveConformance  # noqa: E402
+from aalis_api_memory_conformance._extensions import ExtensionsConformance  # noqa: E402
+from aalis_api_memory_conformance._history import HistoryConformance  # noqa: E402
+from aalis_api_memory_conformance._hostile import HostileInputConformance  # noqa: E402
+from aalis_api_memory_conformance._identity import MessageIdentityConformance  # noqa: E402
+from aalis_api_memory_conformance._leases import LeasesConformance  # noqa: E402
+from aalis_api_memory_conformance._metadata import MetadataConformance  # noqa: E402
+from aalis_api_memory_conformance._model import ModelConformance  # noqa: E402
+from aalis_api_memory_conformance._queries import (  # noqa: E402
     CrossSessionConformance,
     RangeQueryConformance,
 )
-from aalis_api_memory_conformance.rewrite import (  # noqa: E402
+from aalis_api_memory_conformance._rewrite import (  # noqa: E402
     DeleteByTimestampConformance,
     UpdateContentConformance,
 )

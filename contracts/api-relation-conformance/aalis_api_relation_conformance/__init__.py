@@ -10,14 +10,14 @@ sentence ``sentence(attribute, value)`` as a user message and waits for its extr
         async def harness(self):
             yield MyHarness(...)
 
-Install with ``pip install aalis-api-relation[testing]``.
+Install with ``pip install aalis-api-relation-conformance``.
 """
 
 import pytest
 
-pytest.register_assert_rewrite("aalis_api_relation_conformance.suite")
+pytest.register_assert_rewrite("aalis_api_relation_conformance._suite")
 
-from aalis_api_relation_conformance.suite import (  # noqa: E402
+from aalis_api_relation_conformance._suite import (  # noqa: E402
     ALICE,
     BOB,
     Harness,

@@ -17,15 +17,16 @@ A store whose search is approximate (an HNSW index) sets ``exact = False``: the 
 test then asks for a recall of at least ``min_recall`` against brute force instead of the
 exact top-k. Every other rule — scope filters inside the query, ``k`` hits in scope on
 skewed data, model separation, dimension checks, deletes — holds for every store alike.
-Install with ``pip install aalis-api-vectorstore[testing]``.
+Install with ``pip install aalis-api-vectorstore-conformance``.
 """
 
 import pytest
 
 pytest.register_assert_rewrite(
-    "aalis_api_vectorstore_conformance._support", "aalis_api_vectorstore_conformance.suite"
+    "aalis_api_vectorstore_conformance._support", "aalis_api_vectorstore_conformance._suite"
 )
 
+from aalis_api_vectorstore_conformance._suite import VectorStoreConformance  # noqa: E402
 from aalis_api_vectorstore_conformance._support import (  # noqa: E402
     T0,
     brute_force,
@@ -34,7 +35,6 @@ from aalis_api_vectorstore_conformance._support import (  # noqa: E402
     scope,
     seeded_vector,
 )
-from aalis_api_vectorstore_conformance.suite import VectorStoreConformance  # noqa: E402
 
 __all__ = [
     "T0",

@@ -12,6 +12,7 @@ from aalis_api_vectorstore.errors import DimensionMismatch
 from aalis_api_vectorstore.store import VectorStore
 from aalis_api_vectorstore.types import VectorHit, VectorKey, VectorRecord
 
+from aalis_api_vectorstore_conformance._identity import IdentityCases, conformance
 from aalis_api_vectorstore_conformance._support import (
     MODEL,
     T0,
@@ -22,7 +23,6 @@ from aalis_api_vectorstore_conformance._support import (
     scope,
     seeded_vector,
 )
-from aalis_api_vectorstore_conformance.identity import IdentityCases, conformance
 
 #: Session ids, platforms, roles and texts that must stay plain data in every query language.
 HOSTILE = (
