@@ -141,8 +141,8 @@ async def test_without_memory_a_turn_is_a_clear_error() -> None:
         )
 
 
-def test_the_stand_in_is_a_turn_model() -> None:
-    from aalis_agent import TurnModel
+def test_the_stand_in_is_a_chat_model() -> None:
+    from aalis_api_llm import ChatModel
     from aalis_plugin_chat import StandInModel
 
-    assert isinstance(StandInModel(), TurnModel)
+    assert isinstance(StandInModel(), ChatModel)

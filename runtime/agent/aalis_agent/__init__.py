@@ -94,12 +94,6 @@ if TYPE_CHECKING:
         SUMMARY_HEADER as SUMMARY_HEADER,
     )
     from aalis_agent._turn import (
-        ModelReply as ModelReply,
-    )
-    from aalis_agent._turn import (
-        ModelUsage as ModelUsage,
-    )
-    from aalis_agent._turn import (
         PromptPlan as PromptPlan,
     )
     from aalis_agent._turn import (
@@ -107,9 +101,6 @@ if TYPE_CHECKING:
     )
     from aalis_agent._turn import (
         TurnError as TurnError,
-    )
-    from aalis_agent._turn import (
-        TurnModel as TurnModel,
     )
     from aalis_agent._turn import (
         TurnModelFailed as TurnModelFailed,
@@ -179,13 +170,10 @@ _EXPORTS: dict[str, str] = {
     "estimate_text_tokens": "aalis_agent._tokens",
     "is_cjk": "aalis_agent._tokens",
     "model_text": "aalis_agent._tokens",
-    "ModelReply": "aalis_agent._turn",
-    "ModelUsage": "aalis_agent._turn",
     "PromptPlan": "aalis_agent._turn",
     "SUMMARY_HEADER": "aalis_agent._turn",
     "TurnBusy": "aalis_agent._turn",
     "TurnError": "aalis_agent._turn",
-    "TurnModel": "aalis_agent._turn",
     "TurnModelFailed": "aalis_agent._turn",
     "TurnReplyNotSaved": "aalis_agent._turn",
     "TurnResult": "aalis_agent._turn",
@@ -211,8 +199,6 @@ __all__ = [
     "TURN_LEASE_TTL_MS",
     "BridgeDeadlock",
     "LoopBridge",
-    "ModelReply",
-    "ModelUsage",
     "PromptBlock",
     "PromptPlan",
     "PromptRequest",
@@ -221,7 +207,6 @@ __all__ = [
     "SyncMemory",
     "TurnBusy",
     "TurnError",
-    "TurnModel",
     "TurnModelFailed",
     "TurnReplyNotSaved",
     "TurnResult",

@@ -167,7 +167,7 @@ class SyncHost:
         """One agent turn (``run_turn``) on this host's memory: saves both messages, emits
         ``memory_messages_saved`` and ``token_usage`` (so automatic compression runs).
 
-        ``model`` is any ``TurnModel`` (an ``aalis_api_llm.ChatModel``); None uses the host's
+        ``model`` is any ``aalis_api_llm.ChatModel``; None uses the host's
         ``llm`` provider. ``compression`` False leaves the summary out of the prompt.
         ``person`` (``Person(platform, user_id)``) is who speaks; the user message carries it.
         """

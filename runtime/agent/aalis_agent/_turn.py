@@ -7,19 +7,19 @@ the reply, then tell the others — ``memory_messages_saved`` so indexes follow,
 ``token_usage`` so automatic compression can decide. ``aalis chat`` runs exactly this; a
 host author calls the same function instead of re-deriving the rules.
 
-The model is described structurally (``TurnModel``): this contract may not depend on the
-``llm`` contract, and any object with ``id``, ``context_window`` and an async ``chat``
-returning ``content`` and optional ``usage`` fits — ``aalis_api_llm.ChatModel`` does. See
-docs/reference/turn.md.
+The model is the ``llm`` contract's ``ChatModel`` (``id``, ``context_window`` and an async
+``chat`` returning a ``ChatResult``): the agent runtime sits above the contracts, so it takes
+the real type rather than a structural copy of it. See docs/reference/turn.md.
 """
 
 from __future__ import annotations
 
 import importlib
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Protocol, cast, runtime_checkable
+from typing import TYPE_CHECKING, Any, cast
 
 import attrs
+from aalis_api_llm import ChatModel, ChatResult
 from aalis_api_memory import (
     AalisMemoryError,
     CompressionError,
@@ -51,44 +51,6 @@ if TYPE_CHECKING:
 
 SUMMARY_HEADER = "Summary of the earlier conversation:\n"
 CONTRIBUTIONS_HOOK = "prompt_contributions"
-
-
-# -- the model, structurally -------------------------------------------------------------
-
-
-class ModelUsage(Protocol):
-    @property
-    def prompt_tokens(self) -> int: ...
-
-    @property
-    def completion_tokens(self) -> int: ...
-
-
-class ModelReply(Protocol):
-    @property
-    def content(self) -> str: ...
-
-    @property
-    def usage(self) -> ModelUsage | None: ...
-
-
-@runtime_checkable
-class TurnModel(Protocol):
-    """What ``run_turn`` needs of a model (``aalis_api_llm.ChatModel`` fits)."""
-
-    @property
-    def id(self) -> str: ...
-
-    @property
-    def context_window(self) -> int: ...
-
-    def chat(
-        self,
-        messages: Sequence[Message],
-        *,
-        temperature: float | None = None,
-        max_tokens: int | None = None,
-    ) -> Awaitable[Any]: ...
 
 
 # -- settings, results, errors -----------------------------------------------------------
@@ -137,7 +99,7 @@ class TurnResult:
     reply: Message
     prompt: PromptPlan
     usage: CompressionUsage
-    result: Any
+    result: ChatResult
 
     @property
     def content(self) -> str:
@@ -203,7 +165,7 @@ async def session_summary(compression: CompressionTarget | None, session_id: str
 
 async def build_prompt(
     memory: MemoryService,
-    model: TurnModel,
+    model: ChatModel,
     session_id: str,
     *,
     settings: TurnSettings,
@@ -320,7 +282,7 @@ async def add_contributions(
 async def run_turn(
     host: HostServices,
     memory: MemoryService,
-    model: TurnModel,
+    model: ChatModel,
     session_id: str,
     text: str,
     *,
@@ -388,7 +350,7 @@ def _log(host: HostServices) -> Any:
 async def _turn(
     host: HostServices,
     memory: MemoryService,
-    model: TurnModel,
+    model: ChatModel,
     session_id: str,
     text: str,
     *,
@@ -438,7 +400,7 @@ async def _turn(
             f"the reply was not saved: {_reason(exc)}", user=user, content=content
         ) from exc
     await _announce(host, send, session_id, reply)
-    reported = getattr(result, "usage", None)
+    reported = result.usage
     if reported is not None:
         used = int(reported.prompt_tokens) + int(reported.completion_tokens)
     else:
@@ -481,12 +443,9 @@ async def _announce(
 
 __all__ = [
     "SUMMARY_HEADER",
-    "ModelReply",
-    "ModelUsage",
     "PromptPlan",
     "TurnBusy",
     "TurnError",
-    "TurnModel",
     "TurnModelFailed",
     "TurnReplyNotSaved",
     "TurnResult",

@@ -13,13 +13,13 @@ from aalis_agent import (
     SUMMARY_HEADER,
     SyncHost,
     TurnError,
-    TurnModel,
     TurnModelFailed,
     TurnReplyNotSaved,
     TurnSettings,
     build_prompt,
     run_turn,
 )
+from aalis_api_llm import ChatModel
 from aalis_api_memory import CompressionUsage, memory
 from aalis_schema_message import Message
 
@@ -259,7 +259,7 @@ def test_settings_are_validated() -> None:
 
 
 def test_a_structural_model_is_a_turn_model() -> None:
-    assert isinstance(EchoModel(), TurnModel)
+    assert isinstance(EchoModel(), ChatModel)
 
 
 # -- the synchronous facade ---------------------------------------------------------------
