@@ -15,7 +15,7 @@ from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from typing import Any, TypeVar, cast
 
-from aalis_agent import LoopBridge, save_conversation
+from aalis_agent import host_and_bridge, save_conversation
 from aalis_api_memory import MemoryService
 from aalis_api_memory import memory as memory_capability
 from aalis_api_vectorstore import recall as recall_capability
@@ -37,12 +37,7 @@ class AalisMemoryService(BaseMemoryService):
     """
 
     def __init__(self, host: Any, *, memory: Any = None, k: int = 5) -> None:
-        bridge = getattr(host, "bridge", None)
-        inner = getattr(host, "host", None)
-        if isinstance(bridge, LoopBridge) and inner is not None:
-            self._host, self._bridge = inner, bridge
-        else:
-            self._host, self._bridge = host, LoopBridge.here()
+        self._host, self._bridge = host_and_bridge(host)
         self._memory = memory if memory is not None else self._host.capability(memory_capability)
         self.k = k
 

@@ -22,7 +22,7 @@ import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar, cast
 
-from aalis_agent import LoopBridge, run_clear, save_conversation
+from aalis_agent import host_and_bridge, run_clear, save_conversation
 from aalis_api_memory import Delete, MemoryService, Put
 from aalis_api_memory import memory as memory_capability
 from aalis_schema_message import Message, ToolCall
@@ -130,12 +130,7 @@ class AalisSessionService(BaseSessionService):
     """
 
     def __init__(self, host: Any, *, memory: Any = None) -> None:
-        bridge = getattr(host, "bridge", None)
-        inner = getattr(host, "host", None)
-        if isinstance(bridge, LoopBridge) and inner is not None:
-            self._host, self._bridge = inner, bridge
-        else:
-            self._host, self._bridge = host, LoopBridge.here()
+        self._host, self._bridge = host_and_bridge(host)
         self._memory = memory if memory is not None else self._host.capability(memory_capability)
 
     @property

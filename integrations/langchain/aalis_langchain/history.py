@@ -14,7 +14,7 @@ import math
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from aalis_agent import LoopBridge, run_clear, save_conversation
+from aalis_agent import host_and_bridge, run_clear, save_conversation
 from aalis_api_memory import (
     AalisMemoryError,
     ClearResult,
@@ -91,14 +91,7 @@ class AalisChatMessageHistory(BaseChatMessageHistory):
     ) -> None:
         self.session_id = _session_id(session_id)
         self.person = _person(platform, user_id)
-        bridge = getattr(host, "bridge", None)
-        inner = getattr(host, "host", None)
-        if isinstance(bridge, LoopBridge) and inner is not None:
-            self._host = inner
-            self._bridge = bridge
-        else:
-            self._host = host
-            self._bridge = LoopBridge.here()
+        self._host, self._bridge = host_and_bridge(host)
         self._memory = memory if memory is not None else self._host.capability(memory_capability)
         self.platform = platform
         self.include_summary = include_summary

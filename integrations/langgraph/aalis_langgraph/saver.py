@@ -26,7 +26,7 @@ import random
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from typing import Any, TypeVar, cast
 
-from aalis_agent import LoopBridge
+from aalis_agent import host_and_bridge
 from aalis_api_memory import Delete, MemoryService, Put
 from aalis_api_memory import memory as memory_capability
 from langchain_core.runnables import RunnableConfig
@@ -96,12 +96,7 @@ class AalisSaver(BaseCheckpointSaver[str]):
         self, host: Any, *, memory: Any = None, serde: SerializerProtocol | None = None
     ) -> None:
         super().__init__(serde=serde)
-        bridge = getattr(host, "bridge", None)
-        inner = getattr(host, "host", None)
-        if isinstance(bridge, LoopBridge) and inner is not None:
-            self._host, self._bridge = inner, bridge
-        else:
-            self._host, self._bridge = host, LoopBridge.here()
+        self._host, self._bridge = host_and_bridge(host)
         self._memory = memory if memory is not None else self._host.capability(memory_capability)
         # put_writes reads, merges and writes one entry; parallel tasks of one step write to
         # the same checkpoint at once, so merges of one saver take turns per checkpoint.

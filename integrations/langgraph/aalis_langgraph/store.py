@@ -22,7 +22,7 @@ from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import Any, cast
 
-from aalis_agent import LoopBridge
+from aalis_agent import host_and_bridge
 from aalis_api_embedding import embedding
 from aalis_api_memory import Delete, MemoryService, Put
 from aalis_api_memory import memory as memory_capability
@@ -89,12 +89,7 @@ class AalisStore(BaseStore):
         ttl: TTLConfig | None = None,
         memory: Any = None,
     ) -> None:
-        bridge = getattr(host, "bridge", None)
-        inner = getattr(host, "host", None)
-        if isinstance(bridge, LoopBridge) and inner is not None:
-            self._host, self._bridge = inner, bridge
-        else:
-            self._host, self._bridge = host, LoopBridge.here()
+        self._host, self._bridge = host_and_bridge(host)
         self._memory = memory if memory is not None else self._host.capability(memory_capability)
         self.index_config = index
         self.fields: list[str] = list((index or {}).get("fields") or ["$"])

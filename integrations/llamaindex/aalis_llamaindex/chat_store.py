@@ -12,7 +12,7 @@ import math
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
-from aalis_agent import LoopBridge, run_clear, save_conversation
+from aalis_agent import LoopBridge, host_and_bridge, run_clear, save_conversation
 from aalis_api_memory import (
     AalisMemoryError,
     ClearResult,
@@ -83,12 +83,7 @@ class AalisChatStore(BaseChatStore):
     ) -> None:
         super().__init__(**data)
         self._person()  # a bad person is refused here, before anything is written
-        bridge = getattr(host, "bridge", None)
-        inner = getattr(host, "host", None)
-        if isinstance(bridge, LoopBridge) and inner is not None:
-            self._host, self._bridge = inner, bridge
-        else:
-            self._host, self._bridge = host, LoopBridge.here()
+        self._host, self._bridge = host_and_bridge(host)
         self._memory = memory if memory is not None else self._host.capability(memory_capability)
 
     @classmethod

@@ -15,7 +15,7 @@ import math
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar, cast
 
-from aalis_agent import LoopBridge, run_clear, save_conversation
+from aalis_agent import LoopBridge, host_and_bridge, run_clear, save_conversation
 from aalis_api_memory import FullHistory, MemoryService, MessagesById, Person, Transfer, supports
 from aalis_api_memory import memory as memory_capability
 from aalis_schema_message import Message
@@ -57,12 +57,7 @@ class AalisDBChatStore(AsyncDBChatStore):
         super().__init__(**data)
         if self.user_id is not None and self.platform is None:
             raise ValueError("a user_id needs a platform: the person is (platform, user_id)")
-        bridge = getattr(host, "bridge", None)
-        inner = getattr(host, "host", None)
-        if isinstance(bridge, LoopBridge) and inner is not None:
-            self._host, self._bridge = inner, bridge
-        else:
-            self._host, self._bridge = host, LoopBridge.here()
+        self._host, self._bridge = host_and_bridge(host)
         self._memory = memory if memory is not None else self._host.capability(memory_capability)
 
     @classmethod

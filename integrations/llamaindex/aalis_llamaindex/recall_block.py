@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from aalis_agent import LoopBridge, PromptRequest, collect_prompt_blocks
+from aalis_agent import LoopBridge, PromptRequest, collect_prompt_blocks, host_and_bridge
 from aalis_schema_message import Message
 from llama_index.core.base.llms.types import ChatMessage
 from llama_index.core.memory.memory import BaseMemoryBlock
@@ -34,12 +34,7 @@ class AalisRecallBlock(BaseMemoryBlock[str]):
 
     def __init__(self, host: Any, **data: Any) -> None:
         super().__init__(**data)
-        bridge = getattr(host, "bridge", None)
-        inner = getattr(host, "host", None)
-        if isinstance(bridge, LoopBridge) and inner is not None:
-            self._host, self._bridge = inner, bridge
-        else:
-            self._host, self._bridge = host, LoopBridge.here()
+        self._host, self._bridge = host_and_bridge(host)
 
     async def _aget(self, messages: list[ChatMessage] | None = None, **block_kwargs: Any) -> str:
         session_id = block_kwargs.get("session_id")

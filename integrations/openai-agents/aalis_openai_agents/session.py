@@ -20,9 +20,9 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from aalis_agent import (
     SUMMARY_HEADER,
-    LoopBridge,
     PromptRequest,
     collect_prompt_blocks,
+    host_and_bridge,
     run_clear,
     save_conversation,
 )
@@ -107,14 +107,7 @@ class AalisSession:
         if user_id is not None and platform is None:
             raise ValueError("a user_id needs a platform: the person is (platform, user_id)")
         self.person = Person(platform, user_id) if user_id is not None and platform else None
-        bridge = getattr(host, "bridge", None)
-        inner = getattr(host, "host", None)
-        if isinstance(bridge, LoopBridge) and inner is not None:
-            self._host = inner
-            self._bridge = bridge
-        else:
-            self._host = host
-            self._bridge = LoopBridge.here()
+        self._host, self._bridge = host_and_bridge(host)
         self._memory = memory if memory is not None else self._host.capability(memory_capability)
         self.platform = platform
         self.session_settings = session_settings

@@ -20,9 +20,9 @@ from typing import Any, TypeVar, cast
 
 from aalis_agent import (
     SUMMARY_HEADER,
-    LoopBridge,
     PromptRequest,
     collect_prompt_blocks,
+    host_and_bridge,
     run_clear,
     save_conversation,
 )
@@ -155,12 +155,7 @@ class AalisHistory:
         self.session_id = session_id
         self.platform = platform
         self.person = Person(platform, user_id) if user_id is not None and platform else None
-        bridge = getattr(host, "bridge", None)
-        inner = getattr(host, "host", None)
-        if isinstance(bridge, LoopBridge) and inner is not None:
-            self._host, self._bridge = inner, bridge
-        else:
-            self._host, self._bridge = host, LoopBridge.here()
+        self._host, self._bridge = host_and_bridge(host)
         self._memory = memory if memory is not None else self._host.capability(memory_capability)
 
     @property

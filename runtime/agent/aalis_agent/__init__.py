@@ -15,6 +15,9 @@ if TYPE_CHECKING:
     from aalis_agent._bridge import (
         LoopBridge as LoopBridge,
     )
+    from aalis_agent._bridge import (
+        host_and_bridge as host_and_bridge,
+    )
     from aalis_agent._clearing import (
         clear_types as clear_types,
     )
@@ -145,6 +148,7 @@ if TYPE_CHECKING:
 _EXPORTS: dict[str, str] = {
     "BridgeDeadlock": "aalis_agent._bridge",
     "LoopBridge": "aalis_agent._bridge",
+    "host_and_bridge": "aalis_agent._bridge",
     "clear_types": "aalis_agent._clearing",
     "memory_capability": "aalis_agent._clearing",
     "run_clear": "aalis_agent._clearing",
@@ -222,6 +226,7 @@ __all__ = [
     "estimate_text_tokens",
     "forget_person",
     "hold_turn",
+    "host_and_bridge",
     "insert_prompt_blocks",
     "is_cjk",
     "memory_capability",

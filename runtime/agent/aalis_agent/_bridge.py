@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 from collections.abc import Awaitable, Callable
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from aalis_api_memory import AalisMemoryError
 
@@ -97,4 +97,18 @@ async def _as_coroutine(make: Callable[[], Awaitable[T]]) -> T:
     return await make()
 
 
-__all__ = ["BridgeDeadlock", "LoopBridge"]
+def host_and_bridge(host: Any) -> tuple[Any, LoopBridge]:
+    """The host to call, and the bridge to its loop, for what a user hands an adapter.
+
+    A ``SyncHost`` carries both (``.host`` and ``.bridge``: it serves any loop, any thread); a
+    host started by the caller runs on the caller's loop, so the bridge is this loop's. Every
+    framework adapter takes either, so the choice lives here once.
+    """
+    bridge = getattr(host, "bridge", None)
+    inner = getattr(host, "host", None)
+    if isinstance(bridge, LoopBridge) and inner is not None:
+        return inner, bridge
+    return host, LoopBridge.here()
+
+
+__all__ = ["BridgeDeadlock", "LoopBridge", "host_and_bridge"]

@@ -64,3 +64,21 @@ def test_the_routine_lines_come_back_when_asked_for(tmp_path: Path) -> None:
 def test_an_unknown_environment_level_falls_back_to_the_quiet_default(tmp_path: Path) -> None:
     _out, stderr = _run(tmp_path, env={"AALIS_LOG_LEVEL": "loud"})
     assert stderr == ""
+
+
+async def test_an_adapter_reaches_a_sync_host_through_its_bridge_and_a_host_through_this_loop(
+    tmp_path: Path,
+) -> None:
+    from aalis_agent import LoopBridge, SyncHost, host_and_bridge
+
+    sync = SyncHost(config={"host": {"data_dir": str(tmp_path)}}, discover=False)
+    try:
+        host, bridge = host_and_bridge(sync)
+        assert host is sync.host
+        assert bridge is sync.bridge
+    finally:
+        sync.close()
+    plain = object()
+    host, bridge = host_and_bridge(plain)
+    assert host is plain
+    assert isinstance(bridge, LoopBridge)
