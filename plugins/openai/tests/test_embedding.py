@@ -25,7 +25,7 @@ from aalis_api_embedding import (
     embedding,
 )
 from aalis_api_embedding.testing import EmbedderConformance, cosine
-from aalis_plugin_embedding_openai import EmbeddingOpenai, EmbeddingOpenaiConfig, OpenAIEmbedder
+from aalis_plugin_openai import EmbeddingOpenai, EmbeddingOpenaiConfig, OpenAIEmbedder
 
 from aalis_core.testing import running_host
 
