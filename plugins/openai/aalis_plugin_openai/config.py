@@ -156,7 +156,7 @@ class EmbeddingOpenaiConfig:
     #: Upper bound of any single wait, Retry-After included.
     max_retry_wait: float = attrs.field(default=30.0, validator=_non_negative)
     #: The most bytes of one response body read (32 MiB: a batch of 64 vectors of 3,072
-    #: floats is about 4.5 MB of JSON, so the default leaves room for larger batches); a
+    #: floats is up to about 4.5 MB of JSON, so the default leaves room for larger batches); a
     #: larger one is refused, so a broken or hostile endpoint cannot fill the memory.
     max_response_bytes: int = attrs.field(default=32 * 1024 * 1024, validator=_positive_int)
     #: Priority among ``embedding`` providers: above embedding-local (10), since configuring
