@@ -122,11 +122,13 @@ class Scrubber:
     """Masks the credentials one client knows of, and whatever ``redact`` recognises.
 
     The API key and the base URL's password and query values are masked literally: a server
-    may echo a key that does not look like one (``Incorrect API key provided: hunter2``)."""
+    may echo a key that does not look like one (``Incorrect API key provided: hunter2``).
+    Like ``uri_secrets``, a key shorter than 3 characters (a placeholder such as ``"x"`` for
+    a local server that wants none) is not: masking it would garble every message."""
 
     def __init__(self, *, api_key: str | None, base_url: str) -> None:
         secrets = set(uri_secrets(base_url))
-        if api_key:
+        if api_key and len(api_key) >= 3:
             secrets.add(api_key)
         self._secrets = sorted(secrets, key=len, reverse=True)
 

@@ -203,3 +203,17 @@ async def test_a_dropped_connection_is_retried_then_reported_by_both(
     finally:
         await model.aclose()
     assert caught.value.status == 500
+
+
+async def test_a_placeholder_key_does_not_garble_the_messages(
+    chat_server: Any, reply_type: Any
+) -> None:
+    """Local servers take any key, and configs write ``api_key = "x"``: masking every x of a
+    message would hide the server's reason instead of a secret."""
+    chat_server.script(reply_type(404, {"error": {"message": "model 'mixtral' not found"}}))
+    model = chat_model(chat_server.base_url, api_key="x")
+    try:
+        with pytest.raises(LLMRequestError, match="model 'mixtral' not found"):
+            await model.chat([Message(role="user", content="hi")])
+    finally:
+        await model.aclose()
