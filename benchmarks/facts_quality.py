@@ -59,7 +59,7 @@ def _host(
     plugins: list[Any] = [MemorySqlite(), plugin]
     tables: dict[str, Any] = {"memory-sqlite": {"path": str(db)}, "user-relation": config or {}}
     if model_url is not None:
-        from aalis_plugin_llm_openai.plugin import LlmOpenai
+        from aalis_plugin_openai.plugin import LlmOpenai
 
         plugins.insert(1, LlmOpenai())
         tables["llm-openai"] = {"base_url": model_url, "model": "scripted", "api_key": "x"}

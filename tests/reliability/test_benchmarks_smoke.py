@@ -105,7 +105,7 @@ NEEDS: dict[str, list[str]] = {
     "facts_quality": [
         "aalis_plugin_user_relation",
         "aalis_plugin_memory_sqlite",
-        "aalis_plugin_llm_openai",
+        "aalis_plugin_openai",
     ],
 }
 

@@ -1,5 +1,5 @@
 """Fixtures of the chat tests: the ``aalis`` executable, and an OpenAI-compatible server on
-loopback for the runs with a configured model (a few lines repeated from llm-openai's tests:
+loopback for the runs with a configured model (a few lines repeated from plugins/openai's tests:
 fixtures cannot be imported across test directories)."""
 
 from __future__ import annotations

@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from aalis_plugin_llm_openai.plugin import LlmOpenai
 from aalis_plugin_memory_sqlite.plugin import MemorySqlite
+from aalis_plugin_openai.plugin import LlmOpenai
 from aalis_plugin_user_relation.llm_extractor import parse
 from aalis_plugin_user_relation.plugin import UserRelation
 

@@ -86,7 +86,7 @@ class ChatServer:
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = True
         host, port = self.httpd.server_address[:2]
-        self.base_url = f"http://{host}:{port}/v1"
+        self.base_url = f"http://{host!s}:{port}/v1"
         self.thread = threading.Thread(
             target=self.httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
         )

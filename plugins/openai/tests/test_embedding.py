@@ -25,7 +25,7 @@ from aalis_api_embedding import (
     embedding,
 )
 from aalis_api_embedding_conformance import EmbedderConformance, cosine
-from aalis_plugin_embedding_openai import EmbeddingOpenai, EmbeddingOpenaiConfig, OpenAIEmbedder
+from aalis_plugin_openai import EmbeddingOpenai, EmbeddingOpenaiConfig, OpenAIEmbedder
 
 from aalis_core.testing import running_host
 
@@ -35,6 +35,7 @@ class Scripted:
     status: int = 200
     body: Any = None  # dict -> JSON, str -> raw text; None with 200 -> real embeddings
     delay: float = 0.0
+    headers: dict[str, str] = attrs.Factory(dict)
 
 
 class EmbeddingServer:
@@ -78,6 +79,8 @@ class EmbeddingServer:
                     self.send_response(status)
                     self.send_header("Content-Type", "application/json")
                     self.send_header("Content-Length", str(len(payload)))
+                    for key, value in step.headers.items():
+                        self.send_header(key, value)
                     self.end_headers()
                     self.wfile.write(payload)
                 except (BrokenPipeError, ConnectionResetError):
@@ -306,3 +309,64 @@ def test_config_is_validated() -> None:
         EmbeddingOpenaiConfig(batch_size=0)
     with pytest.raises(TypeError, match="dimensions"):
         EmbeddingOpenaiConfig(dimensions="8")  # type: ignore[arg-type]
+
+
+# -- the HTTP behaviour the llm side already had (issue 24): these failed before the merge --
+
+
+async def test_retry_after_is_honoured(server: EmbeddingServer) -> None:
+    model = await OpenAIEmbedder.connect(config(server, dimensions=32, timeout=5.0))
+    try:
+        server.script = [Scripted(429, {"error": "slow down"}, headers={"Retry-After": "1"})]
+        started = time.monotonic()
+        assert len(await model.embed_query("hello")) == 32
+        assert time.monotonic() - started >= 1.0
+        assert len(server.requests) == 2
+    finally:
+        await model.aclose()
+
+
+async def test_a_retry_after_past_the_deadline_reports_the_cause_at_once(
+    server: EmbeddingServer,
+) -> None:
+    model = await OpenAIEmbedder.connect(config(server, dimensions=32, timeout=2.0))
+    try:
+        server.script = [Scripted(429, {"error": "quota"}, headers={"Retry-After": "120"})]
+        started = time.monotonic()
+        with pytest.raises(EmbeddingServerError, match="quota") as info:
+            await model.embed_query("hello")
+        assert time.monotonic() - started < 1.5
+        assert info.value.status == 429
+        assert len(server.requests) == 1
+    finally:
+        await model.aclose()
+
+
+async def test_the_start_probe_keeps_the_deadline(server: EmbeddingServer) -> None:
+    """Learning ``dim`` at start is a request like any other: ``timeout`` bounds it, waits
+    included, so a failing endpoint cannot hold the host's start for the whole backoff."""
+    server.script = [Scripted(503, {"error": "warming up"})] * 4
+    started = time.monotonic()
+    with pytest.raises(EmbeddingServerError, match="warming up"):
+        await OpenAIEmbedder.connect(config(server, timeout=0.5, max_retries=3, retry_backoff=1.0))
+    assert time.monotonic() - started < 1.5
+
+
+async def test_a_response_body_past_the_cap_is_refused(server: EmbeddingServer) -> None:
+    model = await OpenAIEmbedder.connect(
+        config(server, dimensions=32, max_response_bytes=65_536, max_retries=0)
+    )
+    try:
+        server.script = [Scripted(200, "x" * 200_000)]
+        with pytest.raises(
+            EmbeddingResponseError, match=r"larger than 65536 bytes.*max_response_bytes"
+        ):
+            await model.embed_query("hello")
+        assert len(await model.embed_query("small enough")) == 32
+    finally:
+        await model.aclose()
+
+
+def test_the_response_cap_defaults_to_a_few_megabytes() -> None:
+    cap = EmbeddingOpenaiConfig(base_url="http://127.0.0.1:1/v1", model="m").max_response_bytes
+    assert 1024 * 1024 <= cap <= 64 * 1024 * 1024
