@@ -87,21 +87,20 @@ async def _recompute(memory: MemoryService, sid: str) -> str:
 
 async def forget_in_summaries(
     service: SummaryCompression,
-    name: str,
     request: ForgetRequest,
     call_next: Callable[[], Awaitable[None]],
 ) -> None:
     """The ``memory_forget`` middleware of memory-summary."""
     # A compression running now may have read the person's words: it must not commit them.
-    service._cancel(None, clears_summary=False)
+    service.cancel(None, clears_summary=False)
     await call_next()
     if not request.affected_sessions:
-        request.report(name, True, "no summary to change", {"recomputed": 0, "dropped": 0})
+        request.report(service.name, True, "no summary to change", {"recomputed": 0, "dropped": 0})
         return
-    if not service._memory.present:
-        request.report(name, False, "no memory provider is bound; summaries not changed")
+    if not service.memory.present:
+        request.report(service.name, False, "no memory provider is bound; summaries not changed")
         return
-    memory = service._memory.use
+    memory = service.memory.use
     dropped = recomputed = 0
     try:
         for sid in request.private_sessions:
@@ -112,14 +111,14 @@ async def forget_in_summaries(
             dropped += outcome == "dropped"
     except Exception as exc:
         request.report(
-            name,
+            service.name,
             False,
             f"summaries not all changed: {type(exc).__name__}: {exc}",
             {"recomputed": recomputed, "dropped": dropped},
         )
         return
     request.report(
-        name,
+        service.name,
         True,
         f"{recomputed} summaries recomputed without them, {dropped} dropped",
         {"recomputed": recomputed, "dropped": dropped},

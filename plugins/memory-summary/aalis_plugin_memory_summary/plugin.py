@@ -21,9 +21,11 @@ from aalis_schema_message import Message
 
 from aalis_core.markers import hookimpl
 from aalis_core.plugin import Plugin
+from aalis_plugin_memory_summary.commit import Step, no_step
 from aalis_plugin_memory_summary.config import MemorySummaryConfig
 from aalis_plugin_memory_summary.forgetting import forget_in_summaries
-from aalis_plugin_memory_summary.service import SUMMARY_CLEAR_TYPE_ID, SummaryCompression
+from aalis_plugin_memory_summary.handlers import SUMMARY_CLEAR_TYPE_ID, on_clear, on_token_usage
+from aalis_plugin_memory_summary.service import SummaryCompression
 
 if TYPE_CHECKING:
     from aalis_core.context import PluginContext
@@ -34,7 +36,9 @@ class MemorySummary(Plugin):
 
     ``memory`` and ``llm`` are *used*, not required: without them the plugin still starts and
     ``compress`` answers ``unavailable``, so a host without a model keeps running. ``clock``
-    (monotonic seconds) is for tests of the auto-compression back-off.
+    (monotonic seconds) is for tests of the auto-compression back-off; ``step`` is awaited
+    at the named points of every commit (``commit.Step``), for tests that stop a commit
+    there or kill the process at one of them.
     """
 
     name = "memory-summary"
@@ -42,8 +46,11 @@ class MemorySummary(Plugin):
     provides = (compression,)
     Config: ClassVar[type[MemorySummaryConfig]] = MemorySummaryConfig
 
-    def __init__(self, *, clock: Callable[[], float] | None = None) -> None:
+    def __init__(
+        self, *, clock: Callable[[], float] | None = None, step: Step | None = None
+    ) -> None:
         self._clock = clock or time.monotonic
+        self._step = step or no_step
         self.service: SummaryCompression | None = None
 
     async def start(self, ctx: PluginContext) -> None:
@@ -56,6 +63,7 @@ class MemorySummary(Plugin):
             config=config,
             clock=self._clock,
             name=self.name,
+            step=self._step,
         )
         ctx.provide(compression, self.service)
 
@@ -78,7 +86,7 @@ class MemorySummary(Plugin):
         if self.service is None:
             await call_next()
             return
-        await self.service.on_clear(request, call_next)
+        await on_clear(self.service, request, call_next)
 
     # -- events -----------------------------------------------------------------------------
 
@@ -89,29 +97,29 @@ class MemorySummary(Plugin):
         if self.service is None:
             await call_next()
             return
-        await forget_in_summaries(self.service, self.name, request, call_next)
+        await forget_in_summaries(self.service, request, call_next)
 
     @hookimpl
     def history_changed(self, session_id: str) -> None:
         if self.service is not None:
-            self.service.note_changed(session_id)
+            self.service.jobs.note_changed(session_id)
 
     @hookimpl
     def memory_messages_deleted(self, session_id: str, timestamps: Sequence[int]) -> None:
         if self.service is not None:
-            self.service.note_changed(session_id)
+            self.service.jobs.note_changed(session_id)
 
     @hookimpl
     def memory_messages_rewritten(self, session_id: str, messages: Sequence[Message]) -> None:
         if self.service is not None:
-            self.service.note_changed(session_id)
+            self.service.jobs.note_changed(session_id)
 
     @hookimpl
     async def token_usage(
         self, session_id: str, platform: str | None, usage: CompressionUsage
     ) -> None:
         if self.service is not None:
-            await self.service.on_token_usage(session_id, platform, usage)
+            await on_token_usage(self.service, session_id, platform, usage)
 
     # -- CLI --------------------------------------------------------------------------------
 

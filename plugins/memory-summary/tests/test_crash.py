@@ -1,9 +1,10 @@
 """A compression killed (``kill -9``) mid-commit: the next one neither repeats nor loses.
 
-A subprocess runs a host on the shared store and kills itself at an injected hook: right
-after the pending ids are saved (before anything of the commit), or, on MongoDB, right after
-the summary entry is written and before the messages are archived (the window a backend
-without transactions has). The parent then compresses again with a scripted model and checks
+A subprocess runs a host on the shared store and kills itself at an injected point: right
+after the pending ids are saved (before anything of the commit; the plugin's ``step``
+callable, awaited at the named points of a commit), or, on MongoDB, right after the summary
+entry is written and before the messages are archived (the window a backend without
+transactions has). The parent then compresses again with a scripted model and checks
 what the model was shown and what ended up archived.
 """
 
@@ -43,15 +44,14 @@ config, backend, where = json.loads(sys.argv[1]), sys.argv[2], sys.argv[3]
 def die():
     os.kill(os.getpid(), signal.SIGKILL)
 
+async def at_step(step):
+    if step == where:
+        die()
+
 async def main():
-    plugin = MemorySummary()
+    plugin = MemorySummary(step=at_step)
     async with Host(config, [ep.load()(), plugin], discover=False) as host:
-        if where == "pending-saved":
-            async def hook(step):
-                if step == "pending-saved":
-                    die()
-            plugin.service.commit_hook = hook
-        else:
+        if where != "pending-saved":
             async def after_guard():
                 die()
             host.capability(memory).use.inner.after_guard = after_guard

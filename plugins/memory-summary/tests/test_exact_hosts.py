@@ -3,8 +3,9 @@
 Each ``Host`` has its own backend instance (its own SQLite connection and worker thread, or
 its own MongoDB client), its own memory-summary and its own scripted model, exactly as two
 processes would: nothing in-process is shared but the store. The models and the commits are
-gated by ``asyncio`` events (the service's ``commit_hook`` stops a commit after its pre-commit
-check), so both commits pass their checks before either writes, in both orders.
+gated by ``asyncio`` events (each plugin gets a ``step`` callable, awaited at the named points
+of a commit, that stops it after its pre-commit check), so both commits pass their checks
+before either writes, in both orders.
 
 What must hold (docs/compression.md, "Exactness under concurrency"): every archived message
 is one the winning summary covers, there is exactly one divider, the loser gets
@@ -38,6 +39,17 @@ SID = "shared"
 T0 = 1_700_000_000_000
 
 
+class _Steps:
+    """The ``step`` callable of one side's plugin; ``gate_commit`` sets what it awaits."""
+
+    def __init__(self) -> None:
+        self.hook: Callable[[str], Awaitable[None]] | None = None
+
+    async def __call__(self, name: str) -> None:
+        if self.hook is not None:
+            await self.hook(name)
+
+
 @attrs.define
 class Side:
     """One of the two hosts, with the handles the test drives."""
@@ -47,6 +59,7 @@ class Side:
     plugin: MemorySummary
     model: Any
     events: list[tuple[str, str | None]]
+    steps: _Steps
 
     @property
     def memory(self) -> Any:
@@ -65,8 +78,7 @@ class Side:
                 reached.set()
                 await release.wait()
 
-        assert self.plugin.service is not None
-        self.plugin.service.commit_hook = hook
+        self.steps.hook = hook
         return reached, release
 
     def shown(self) -> set[str]:
@@ -120,7 +132,8 @@ def pair(
             for label in ("A", "B"):
                 model = scripted_plugin.ScriptedModel()
                 model.replies.append(f'{{"summary": "summary by {label}", "keep": []}}')
-                plugin = MemorySummary()
+                steps = _Steps()
+                plugin = MemorySummary(step=steps)
                 events: list[tuple[str, str | None]] = []
                 recorder = _Recorder(events)
                 host = Host(
@@ -129,7 +142,7 @@ def pair(
                     discover=False,
                 )
                 await stack.enter_async_context(host)
-                sides.append(Side(label, host, plugin, model, events))
+                sides.append(Side(label, host, plugin, model, events, steps))
             try:
                 yield sides[0], sides[1]
             finally:

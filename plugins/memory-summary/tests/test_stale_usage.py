@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 from aalis_api_memory import CompressionUsage
+from aalis_plugin_memory_summary.handlers import on_token_usage
 from aalis_schema_message import Message
 
 SID = "shared"
@@ -52,7 +53,7 @@ async def test_usage_measured_before_another_process_compressed_starts_nothing(
         record = await first.service.summary(SID)
         active = await first.memory.get_history(SID, math.inf)
 
-        task = await second.plugin.service.on_token_usage(SID, "cli", seen)
+        task = await on_token_usage(second.plugin.service, SID, "cli", seen)
         if task is not None:
             await task
         assert second.model.calls == []
