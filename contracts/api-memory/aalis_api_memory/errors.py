@@ -5,27 +5,21 @@ A consumer can catch ``AalisMemoryError`` for "memory refused or could not do th
 Backends raise the shared classes below (``StoreClosed``, ``SchemaTooNew``...) rather than
 defining their own, so one ``except`` clause works on every backend; their old names stay
 importable from the backend packages. Classes keep a built-in base where callers already
-catch one (``TransferError`` is a ``ValueError``). See docs/architecture.md (errors).
+catch one (``TransferError`` is a ``ValueError``).
 
-The tree (``tests/test_architecture.py`` checks that every exception class defined in the
-memory contract and its plugins derives from this base and is named here)::
+The tree of this package's own classes (``tests/test_errors.py`` checks that it names exactly
+them, under their real parents). Backends, memory-summary and the framework adapters subclass
+these; the tree across every package is docs/reference/errors.md::
 
     AalisMemoryError
     ├── BackendError                        the storage behind the contract failed
     │   ├── StoreClosed (RuntimeError)      the store is not open (never opened, or closed)
-    │   │   └── WorkerClosed                memory-sqlite: its worker thread was stopped
     │   ├── BackendUnavailable (RuntimeError)  the server or file cannot be reached or prepared
-    │   │   ├── StoreOpenFailed             memory-sqlite: the file cannot be opened or migrated
-    │   │   ├── MongoUnavailable            memory-mongodb
-    │   │   ├── PostgresUnavailable         memory-postgres
-    │   │   └── ServerUnavailable           the test servers of memory-mongodb and memory-postgres
     │   ├── SchemaTooNew (RuntimeError)     written by a newer version; using it could damage it
     │   └── StoredDataError (ValueError)    a stored value this backend did not write
     ├── MessageIdConflict (ValueError)      a message id the store already holds
     ├── ArchiveConflict                     aalis_api_memory.exact: the snapshot is stale
     ├── CompressionError                    aalis_api_memory.compression: did not commit
-    ├── SummaryFailed                       memory-summary: the summariser gave no summary
-    ├── SummaryRejected                     memory-summary: a model's summary failed its check
     ├── LeaseWaitTimeout                    aalis_api_memory.leases: another holder kept it
     ├── LeaseFailed                         aalis_api_memory.leases: the store did not answer
     ├── TurnError                           aalis_api_memory.turn
@@ -36,7 +30,6 @@ memory contract and its plugins derives from this base and is named here)::
     ├── TransferError (ValueError)          aalis_api_memory.export_format: a bad export file
     ├── UnknownClearType (ValueError)       aalis_api_memory.clearing: no such clear type
     ├── BridgeDeadlock (RuntimeError)       aalis_api_memory.bridge: a sync call on the loop
-    ├── ClearFailed (RuntimeError)          the LangChain and LlamaIndex adapters
     └── CommandError (click.ClickException) aalis_api_memory.cli_plugin: a CLI command failed
 """
 
