@@ -4,8 +4,8 @@ A backend or provider author reads the Protocol (or the backend base) in their e
 any page, so each public method of every contract protocol has a docstring (the summary of
 its section on the reference page), and each protocol names the docs page that holds the
 rules in full. The protocols are found, not listed: every Protocol class defined in a module
-that defines a capability's protocol (so a contract's optional groups come along), plus the
-memory backend base and its optional-group mixins.
+that defines the protocol of a capability a contract exports (so a contract's optional groups
+come along), plus the memory backend base and its optional-group mixins.
 """
 
 from __future__ import annotations
@@ -23,16 +23,13 @@ from aalis_core.capability import Capability
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _capability_modules() -> list[str]:
-    names = []
-    for path in sorted((ROOT / "contracts").glob("*/aalis_*/capabilities.py")):
-        names.append(f"{path.parent.name}.capabilities")
-    return names
+def _contract_packages() -> list[str]:
+    return [p.parent.name for p in sorted((ROOT / "contracts").glob("*/aalis_*/__init__.py"))]
 
 
 def _protocol_classes() -> list[type]:
     modules: dict[str, None] = {}
-    for name in _capability_modules():
+    for name in _contract_packages():
         for value in vars(importlib.import_module(name)).values():
             if isinstance(value, Capability):
                 modules[value.protocol.__module__] = None
@@ -76,21 +73,21 @@ METHODS = [
 
 
 def test_the_scan_finds_every_contract() -> None:
-    found = {qualified.split(".", 1)[1] for qualified, _ in METHODS}
+    found = {".".join(qualified.rsplit(".", 2)[-2:]) for qualified, _ in METHODS}
     assert {
-        "service.MemoryService.save_message",
-        "service.MemoryService.commit_metadata",
-        "service.FullHistory.count_history",
-        "backend.MemoryBackend.get_history",
-        "leases.WithLeases.acquire_lease",
-        "store.VectorStore.upsert",
-        "store.DroppedSessions.acknowledge_dropped",
-        "recall.Recall.recall",
-        "embedder.Embedder.embed_query",
-        "embedder.Embedder.model_id",
-        "model.ChatModel.chat",
-        "service.RelationService.retract",
-        "compression.CompressionService.compress",
+        "MemoryService.save_message",
+        "MemoryService.commit_metadata",
+        "FullHistory.count_history",
+        "MemoryBackend.get_history",
+        "WithLeases.acquire_lease",
+        "VectorStore.upsert",
+        "DroppedSessions.acknowledge_dropped",
+        "Recall.recall",
+        "Embedder.embed_query",
+        "Embedder.model_id",
+        "ChatModel.chat",
+        "RelationService.retract",
+        "CompressionService.compress",
     } <= found
 
 

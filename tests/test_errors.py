@@ -77,9 +77,13 @@ CLASSES = _exception_classes()
 BY_KEY: dict[tuple[str, str], type[BaseException]] = {
     (qualified.split(".")[0], cls.__name__): cls for qualified, cls in CLASSES
 }
-#: The packages that draw their own tree: those with an ``errors`` module at the top.
+#: The packages that draw their own tree: those with an errors module at the top (``errors``,
+#: or ``_errors`` once a package keeps its modules private).
 ERRORS_MODULES = [
-    f"{root.name}.errors" for root in _package_roots() if (root / "errors.py").is_file()
+    f"{root.name}.{path.stem}"
+    for root in _package_roots()
+    for path in (root / "errors.py", root / "_errors.py")
+    if path.is_file()
 ]
 
 
@@ -166,7 +170,9 @@ def page_tree(text: str) -> list[Drawn]:
 def test_the_scan_finds_the_errors() -> None:
     found = {qualified.rsplit(".", 1)[1] for qualified, _ in CLASSES}
     assert {"ConfigError", "StoreClosed", "CompressionError", "LLMError", "WorkerClosed"} <= found
-    assert "aalis_api_memory.errors" in ERRORS_MODULES
+    assert {"aalis_core", "aalis_api_memory", "aalis_api_llm"} <= {
+        name.split(".")[0] for name in ERRORS_MODULES
+    }
     assert len(BY_KEY) == len(CLASSES), "two classes of one name in one package"
 
 
