@@ -2,14 +2,14 @@
 
 One root lets an application catch "anything Aalis refused or could not do" in one clause
 while a programming error (``TypeError`` from a wrong call, say) still surfaces as itself.
-Each layer adds its own base under the root and documents its tree in its errors module:
-``aalis_api_memory._errors``, ``aalis_api_llm.errors``, ``aalis_api_embedding.errors``,
-``aalis_api_vectorstore.errors``. A plugin's errors derive from its contract's base.
-Classes keep a built-in base where callers already catch one (``ConfigError`` is a
-``ValueError``), so adding the root changed no ``except`` clause. See docs/architecture.md.
+Each contract adds its own base under the root and draws its own tree in its errors module;
+a plugin's errors derive from its contract's base. Classes keep a built-in base where callers
+already catch one (``ConfigError`` is a ``ValueError``), so adding the root changed no
+``except`` clause. Other packages subclass ``AalisError``; the tree across every package is
+docs/reference/errors.md.
 
-The host's tree (``tests/test_architecture.py`` checks that every exception class defined in
-``aalis_core`` is in it and derives from ``AalisError``)::
+The host's own tree (``tests/test_errors.py`` checks that it names exactly the exception
+classes ``aalis_core`` defines, under their real parents)::
 
     AalisError
     ├── ConfigError (ValueError)         aalis_core.config: the configuration is invalid
@@ -17,9 +17,7 @@ The host's tree (``tests/test_architecture.py`` checks that every exception clas
     ├── PluginTimeout                    aalis_core.containment: plugin code ran past its limit
     ├── PluginAborted                    aalis_core.containment: plugin code raised SystemExit...
     ├── CapabilityAbsent (RuntimeError)  aalis_core.capability: no active provider
-    ├── CallNextNotAwaited (RuntimeError) aalis_core.hook_runner: a middleware dropped call_next()
-    └── serve's request outcomes          Denied, BadRequest, NotFound (a plugin with no contract),
-                                         NotConfirmed (ValueError), TurnChanged (ValueError)
+    └── CallNextNotAwaited (RuntimeError) aalis_core.hook_runner: a middleware dropped call_next()
 """
 
 from __future__ import annotations

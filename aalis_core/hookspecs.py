@@ -1,7 +1,8 @@
 """The hookspecs ``aalis_core`` itself declares (contracts publish theirs separately).
 
 Only what the host needs without any domain: commands joining the ``aalis`` CLI. Every
-other hook (``memory_clear``, the events) belongs to a contract.
+other hook (``memory_clear``, the events) belongs to a contract. Every hook, whoever declares
+it, has its section in docs/reference/hooks.md.
 """
 
 from __future__ import annotations

@@ -50,6 +50,8 @@ PAGES = [
     "docs/reference/llm-contract.md",
     "docs/reference/turn.md",
     "docs/reference/transfer.md",
+    "docs/reference/hooks.md",
+    "docs/reference/errors.md",
     "docs/host/wheels.md",
     "docs/integrations/langchain.md",
     "docs/integrations/llamaindex.md",

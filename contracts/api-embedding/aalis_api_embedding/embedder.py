@@ -26,7 +26,8 @@ class Embedder(Protocol):
     an ``EmbeddingError`` subclass — never a transport or model-library exception. A ``str``
     passed where a sequence of texts is expected, or a non-``str`` text, raises ``TypeError``
     before any work is done. An empty sequence returns ``[]``. Vectors need not be unit
-    length; stores compare them by cosine.
+    length; stores compare them by cosine. The rules in full: docs/recall.md ("The embedding
+    contract").
     """
 
     @property
@@ -44,11 +45,16 @@ class Embedder(Protocol):
         ...
 
     async def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
-        """Vectors for texts to be stored and found later."""
+        """Vectors for texts to be stored and found later, one per text, in input order.
+
+        Separate from ``embed_query`` because asymmetric models (e5) encode a stored text
+        and a question differently. ``[]`` for an empty batch; a ``str`` as the batch (a
+        sequence of characters to Python) is a ``TypeError``.
+        """
         ...
 
     async def embed_query(self, text: str) -> list[float]:
-        """The vector for a search query."""
+        """The vector for a search query, comparable with ``embed_documents``' vectors."""
         ...
 
 

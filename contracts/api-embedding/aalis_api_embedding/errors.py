@@ -6,7 +6,8 @@ local model, a hashing function or an HTTP endpoint sits behind it. Messages nev
 credentials: providers build them from status codes and the server's error text, never from
 request headers.
 
-The tree (under ``aalis_core.errors.AalisError``)::
+The tree of this package's classes (under ``aalis_core.errors.AalisError``; the tree across
+every package is docs/reference/errors.md)::
 
     EmbeddingError
     ├── EmbeddingUnavailable     the embedder cannot run here (model or library missing)

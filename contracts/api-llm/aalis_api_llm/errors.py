@@ -5,7 +5,8 @@ report a configuration problem) without knowing which HTTP library or server sit
 model. Messages never carry credentials: providers build them from status codes and the
 server's error text, never from request headers.
 
-The tree (under ``aalis_core.errors.AalisError``)::
+The tree of this package's classes (under ``aalis_core.errors.AalisError``; the tree across
+every package is docs/reference/errors.md)::
 
     LLMError
     ├── LLMTimeout          no answer within the configured time

@@ -55,6 +55,7 @@ class ChatModel(Protocol):
     ``messages`` are Aalis messages; a provider converts them to its wire format and skips
     control kinds (``Message.is_control``), which are never sent to a model. A call either
     returns a ``ChatResult`` or raises an ``LLMError`` subclass — never a transport exception.
+    The rules in full: docs/reference/llm-contract.md.
     """
 
     @property
@@ -73,7 +74,16 @@ class ChatModel(Protocol):
         *,
         temperature: float | None = None,
         max_tokens: int | None = None,
-    ) -> ChatResult: ...
+    ) -> ChatResult:
+        """One completion of ``messages``: the reply's text and, when reported, its tokens.
+
+        Control messages are skipped and ``metadata`` is never sent. ``temperature`` None is
+        the provider's configured default, ``max_tokens`` None the server's. A failure raises an ``LLMError`` subclass (timeout,
+        refused request, rate limit, server error, unreadable reply), never a transport
+        exception, so a caller can decide to retry or give up without knowing the provider
+        (docs/reference/llm-contract.md, "ChatModel").
+        """
+        ...
 
 
 __all__ = ["ChatModel", "ChatResult", "TokenUsage"]

@@ -76,6 +76,18 @@ if TYPE_CHECKING:
     from aalis_api_memory._capabilities import (
         memory as memory,
     )
+    from aalis_api_memory._checked import (
+        bounded as bounded,
+    )
+    from aalis_api_memory._checked import (
+        clamp as clamp,
+    )
+    from aalis_api_memory._checked import (
+        distinct as distinct,
+    )
+    from aalis_api_memory._checked import (
+        stamp as stamp,
+    )
     from aalis_api_memory._clearing import (
         ALIASES as ALIASES,
     )
@@ -495,6 +507,10 @@ _EXPORTS: dict[str, str] = {
     "COMPRESSION_ABSENT": "aalis_api_memory._capabilities",
     "compression": "aalis_api_memory._capabilities",
     "memory": "aalis_api_memory._capabilities",
+    "bounded": "aalis_api_memory._checked",
+    "clamp": "aalis_api_memory._checked",
+    "distinct": "aalis_api_memory._checked",
+    "stamp": "aalis_api_memory._checked",
     "ALIASES": "aalis_api_memory._clearing",
     "ALL_TYPES": "aalis_api_memory._clearing",
     "CONTEXT": "aalis_api_memory._clearing",
@@ -731,6 +747,7 @@ __all__ = [
     "WithMetadataKeys",
     "WithRewrite",
     "WithTransfer",
+    "bounded",
     "check_count",
     "check_guard",
     "check_ids",
@@ -752,11 +769,13 @@ __all__ = [
     "check_timestamp",
     "check_timestamps",
     "check_ttl_ms",
+    "clamp",
     "clear_metadata_namespaces",
     "compression",
     "compression_due",
     "compression_line",
     "decode_metadata",
+    "distinct",
     "encode_batch",
     "encode_metadata",
     "forget_marked_entries",
@@ -781,6 +800,7 @@ __all__ = [
     "same_entry",
     "session_compressing",
     "speaker",
+    "stamp",
     "supports",
     "take_last",
     "turn_lease_name",

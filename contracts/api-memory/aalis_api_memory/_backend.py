@@ -23,32 +23,34 @@ instantiated. A group a backend does not list is simply absent:
 type checker; mixins keep them visible and typed.) ``CompleteMemoryBackend`` is the base
 with every group, what the backends of this repository use.
 
-What the protected methods may rely on (beyond the types):
-
-* limits are a positive ``int`` below ``UNBOUNDED`` or ``math.inf`` (a limit of 0 never
-  reaches them, and absurdly large ones arrive as ``math.inf``);
-* a message to store comes with the timestamp to store it under: its own, or ``now_ms()``
-  when it had none; and it always carries an id (its own, or a new one from
-  ``new_message_id()``), which the backend stores so that every read returns it and
-  ``get_messages_by_ids`` finds it; an id the store already holds must raise
-  ``MessageIdConflict`` and write nothing (a unique index does it);
-* metadata arrives encoded as JSON text (``encode_metadata``), with the write time;
-* timestamps, roles and kinds arrive distinct, within 64 bits, and never empty (an empty
-  filter arrives as None; a call that cannot match anything is answered before).
+What the protected methods receive (checked, normalised values) is described in
+``aalis_api_memory._checked``, which holds those values.
 """
 
 from __future__ import annotations
 
-import math
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, NamedTuple
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
-import attrs
-from aalis_schema_message import Message, new_message_id, now_ms
+from aalis_schema_message import Message, now_ms
 
+from aalis_api_memory._checked import (
+    UNBOUNDED,
+    EncodedOp,
+    ExactCommit,
+    ImportRecord,
+    RangeQuery,
+    RecentQuery,
+    Stamped,
+    bounded,
+    check_records,
+    clamp,
+    distinct,
+    identified,
+    stamp,
+)
 from aalis_api_memory._exact import (
-    CheckedGuard,
     HistorySnapshot,
     MetadataGuard,
     check_guard,
@@ -91,155 +93,45 @@ from aalis_api_memory._validation import (
     encode_metadata,
 )
 
-#: A limit this large means "everything": no store holds that many messages, and the
-#: databases' own limits (SQLite, PostgreSQL, BSON) stop at int64.
-UNBOUNDED = 2**62
-
-#: One operation of a checked ``commit_metadata`` batch: ``(op, namespace, key, text)``, op
-#: being "put" (text: the JSON data) or "delete" (text: None).
-EncodedOp = tuple[str, str, str, str | None]
-
-
-class Stamped(NamedTuple):
-    """A message to store and the timestamp to store it under (its own, or the call's time)."""
-
-    message: Message
-    timestamp: int
-
-
-class ImportRecord(NamedTuple):
-    """A checked ``StoredMessage`` of ``import_messages``, stamped like a save."""
-
-    message: Message
-    timestamp: int
-    archived: bool
-
-
-@attrs.frozen(kw_only=True)
-class RangeQuery:
-    """A checked ``get_messages_by_session_range``, as ``_get_messages_by_session_range`` gets it.
-
-    ``from_ts <= to_ts``, both within 64 bits (a range beyond them is clamped, one that cannot
-    match is answered before); ``roles`` and ``exclude_kinds`` are None or non-empty and
-    distinct. The result is capped by ``range_query_limit`` (the earliest N).
-    """
-
-    from_ts: int
-    to_ts: int
-    roles: tuple[str, ...] | None
-    exclude_kinds: tuple[str, ...] | None
-
-
-@attrs.frozen(kw_only=True)
-class ExactCommit:
-    """A checked ``archive_exact``, as ``_archive_exact`` gets it.
-
-    ``ids`` are distinct and non-empty strings; ``guard`` holds the expected value normalised
-    to JSON types and the new data encoded; ``marker`` is stamped like a save; ``updated_at``
-    is the guard entry's write time.
-    """
-
-    ids: tuple[str, ...]
-    guard: CheckedGuard
-    marker: Stamped | None
-    updated_at: int
-
-
-@attrs.frozen(kw_only=True)
-class RecentQuery:
-    """A checked ``RecentMessagesQuery``, as ``_get_recent_messages_across_sessions`` gets it.
-
-    ``limit`` is already capped by ``cross_session_max_limit``; ``roles`` are the effective
-    roles; every tuple holds distinct values; ``kinds`` is None (any kind) or a non-empty
-    whitelist; ``exclude_kinds`` and ``exclude_session_ids`` are None or non-empty;
-    ``since_ts`` (inclusive) fits in 64 bits.
-    """
-
-    limit: int
-    roles: tuple[str, ...]
-    kinds: tuple[str, ...] | None
-    exclude_kinds: tuple[str, ...] | None
-    since_ts: int | None
-    platform: str | None
-    exclude_session_ids: tuple[str, ...] | None
-
-
-def _bounded(limit: Limit) -> Limit:
-    return math.inf if limit >= UNBOUNDED else limit
-
-
-def _distinct(values: Iterable[str] | None) -> tuple[str, ...] | None:
-    """Distinct values in first-seen order; None for None and for an empty filter."""
-    if not values:
-        return None
-    return tuple(dict.fromkeys(values))
-
-
-def _clamp(timestamp: int) -> int:
-    return max(INT64_MIN, min(INT64_MAX, timestamp))
-
-
-def identified(message: Message) -> Message:
-    """``message`` with an id: its own, or a new one (what every store keeps)."""
-    return message if message.id is not None else message.with_id(new_message_id())
-
-
-def _stamp(message: Message, now: int) -> Stamped:
-    return Stamped(identified(message), now if message.timestamp is None else message.timestamp)
-
-
-def check_records(records: object) -> list[ImportRecord]:
-    """The ``records`` of ``import_messages``, checked whole and stamped with one time."""
-    if isinstance(records, (str, bytes, Mapping)) or not isinstance(records, Iterable):
-        raise TypeError(
-            f"records must be a sequence of StoredMessage, got {type(records).__name__}"
-        )
-    checked: list[ImportRecord] = []
-    now = now_ms()
-    for record in list(records):
-        if not isinstance(record, StoredMessage):
-            raise TypeError(f"records must hold StoredMessage items, got {type(record).__name__}")
-        message = identified(check_message(record.message))
-        if not isinstance(record.archived, bool):
-            raise TypeError(
-                f"StoredMessage.archived must be a bool, got {type(record.archived).__name__}"
-            )
-        timestamp = message.timestamp if message.timestamp is not None else now
-        checked.append(ImportRecord(message, timestamp, record.archived))
-    return checked
-
 
 class MemoryBackend(ABC):
     """The required methods of the memory contract, validated here, stored by the subclass.
 
-    See the module docstring for what each protected method may rely on, and
-    docs/reference/memory-contract.md for what each public method promises.
+    Each public method refuses bad input before the store is touched, answers what needs no
+    storage (a limit of 0, an empty batch) itself, and passes checked values to its protected
+    method (``aalis_api_memory._checked`` says what those may rely on). What each public
+    method promises: docs/reference/memory-contract.md; its docstring here says what the
+    base does before the backend's code runs.
     """
 
     # -- history ---------------------------------------------------------------------------
 
     async def save_message(self, session_id: str, message: Message) -> None:
+        """Refuse a bad session id or message; stamp "now" and a new id where missing."""
         check_session_id(session_id)
         check_message(message)
         timestamp = message.timestamp if message.timestamp is not None else now_ms()
         await self._save_message(session_id, identified(message), timestamp)
 
     async def get_history(self, session_id: str, limit: Limit | None = None) -> list[Message]:
+        """Refuse a bad id or limit; a limit of 0 answers ``[]`` without reading."""
         check_session_id(session_id)
         checked = check_limit(limit, DEFAULT_HISTORY_LIMIT)
         if checked == 0:
             return []
-        return await self._get_history(session_id, _bounded(checked))
+        return await self._get_history(session_id, bounded(checked))
 
     async def archive_span(self, session_id: str, count: Limit, keep: Sequence[int] = ()) -> int:
+        """Refuse a bad count or ``keep``; a count of 0 archives nothing without writing."""
         check_session_id(session_id)
         checked = check_count(count)
         positions = check_keep(keep)
         if checked == 0:
             return 0
-        return await self._archive_span(session_id, _bounded(checked), positions)
+        return await self._archive_span(session_id, bounded(checked), positions)
 
     async def clear_session(self, session_id: str) -> None:
+        """Refuse a bad session id, then clear (metadata stays)."""
         check_session_id(session_id)
         await self._clear_session(session_id)
 
@@ -263,25 +155,32 @@ class MemoryBackend(ABC):
     # -- metadata --------------------------------------------------------------------------
 
     async def save_metadata(self, namespace: str, key: str, data: dict[str, Any]) -> None:
+        """Refuse a bad namespace, key or non-JSON ``data``; store it encoded, timed now."""
         check_namespace(namespace)
         check_key(key)
         await self._save_metadata(namespace, key, encode_metadata(data), now_ms())
 
     async def get_metadata(self, namespace: str, key: str) -> dict[str, Any] | None:
+        """Refuse a bad namespace or key, then read (unreadable reads as None)."""
         check_namespace(namespace)
         check_key(key)
         return await self._get_metadata(namespace, key)
 
     async def list_metadata(self, namespace: str) -> list[MetadataEntry]:
+        """Refuse a bad namespace, then list its readable entries by key."""
         check_namespace(namespace)
         return await self._list_metadata(namespace)
 
     async def delete_metadata(self, namespace: str, key: str) -> None:
+        """Refuse a bad namespace or key, then delete (absent is not an error)."""
         check_namespace(namespace)
         check_key(key)
         await self._delete_metadata(namespace, key)
 
     async def commit_metadata(self, ops: Sequence[MetadataOp]) -> None:
+        """Encode the whole batch first, so bad data anywhere writes nothing; an empty
+        batch writes nothing.
+        """
         encoded = encode_batch(ops)  # the whole batch, before anything is written
         if encoded:
             await self._commit_metadata(encoded, now_ms())
@@ -311,15 +210,17 @@ class WithFullHistory(ABC):
     """Optional group: ``count_history`` and ``get_full_history``."""
 
     async def count_history(self, session_id: str) -> int:
+        """Refuse a bad session id, then count (markers do not count)."""
         check_session_id(session_id)
         return await self._count_history(session_id)
 
     async def get_full_history(self, session_id: str, limit: Limit | None = None) -> list[Message]:
+        """Refuse a bad id or limit (default 200); 0 answers ``[]`` without reading."""
         check_session_id(session_id)
         checked = check_limit(limit, DEFAULT_FULL_HISTORY_LIMIT)
         if checked == 0:
             return []
-        return await self._get_full_history(session_id, _bounded(checked))
+        return await self._get_full_history(session_id, bounded(checked))
 
     @abstractmethod
     async def _count_history(self, session_id: str) -> int:
@@ -351,6 +252,9 @@ class WithCrossSession(ABC):
         roles: Sequence[str] | None = None,
         exclude_kinds: Sequence[str] | None = None,
     ) -> list[Message]:
+        """Refuse bad bounds or filters; answer an impossible range with ``[]``, clamp the
+        rest to 64 bits and de-duplicate the filters.
+        """
         check_session_id(session_id)
         start = check_timestamp(from_ts, "from_ts")
         end = check_timestamp(to_ts, "to_ts")
@@ -359,16 +263,19 @@ class WithCrossSession(ABC):
         if start > end or start > INT64_MAX or end < INT64_MIN:
             return []
         query = RangeQuery(
-            from_ts=_clamp(start),
-            to_ts=_clamp(end),
-            roles=_distinct(role_list),
-            exclude_kinds=_distinct(kind_list),
+            from_ts=clamp(start),
+            to_ts=clamp(end),
+            roles=distinct(role_list),
+            exclude_kinds=distinct(kind_list),
         )
         return await self._get_messages_by_session_range(session_id, query)
 
     async def get_recent_messages_across_sessions(
         self, query: RecentMessagesQuery
     ) -> list[RecentMessageRecord]:
+        """Refuse a bad query; cap its limit by ``cross_session_max_limit`` and answer
+        what cannot match (limit 0, an empty ``kinds``, a ``since_ts`` past 64 bits) with ``[]``.
+        """
         check_recent_query(query)
         limit = check_limit(query.limit, DEFAULT_HISTORY_LIMIT, "query.limit")
         count = int(min(limit, self.cross_session_max_limit))
@@ -381,11 +288,11 @@ class WithCrossSession(ABC):
         checked = RecentQuery(
             limit=count,
             roles=tuple(dict.fromkeys(query.effective_roles)),
-            kinds=_distinct(query.kinds),
-            exclude_kinds=_distinct(query.exclude_kinds),
-            since_ts=None if query.since_ts is None else _clamp(query.since_ts),
+            kinds=distinct(query.kinds),
+            exclude_kinds=distinct(query.exclude_kinds),
+            since_ts=None if query.since_ts is None else clamp(query.since_ts),
             platform=query.platform,
-            exclude_session_ids=_distinct(query.exclude_session_ids),
+            exclude_session_ids=distinct(query.exclude_session_ids),
         )
         return await self._get_recent_messages_across_sessions(checked)
 
@@ -408,16 +315,20 @@ class WithRewrite(ABC):
     async def update_message_content(
         self, session_id: str, old_text: str, new_text: str, recent_limit: Limit | None = None
     ) -> int:
+        """Refuse a bad id, an empty ``old_text`` or a bad limit (default 100); 0 changes
+        nothing.
+        """
         check_session_id(session_id)
         old, new = check_replacement(old_text, new_text)
         checked = check_limit(recent_limit, DEFAULT_RECENT_LIMIT, "recent_limit")
         if checked == 0:
             return 0
-        return await self._update_message_content(session_id, old, new, _bounded(checked))
+        return await self._update_message_content(session_id, old, new, bounded(checked))
 
     async def delete_messages_by_timestamps(
         self, session_id: str, timestamps: Sequence[int]
     ) -> int:
+        """Refuse bad timestamps; drop those outside 64 bits (nothing stored has them)."""
         check_session_id(session_id)
         values = check_timestamps(timestamps)
         wanted = sorted({ts for ts in values if INT64_MIN <= ts <= INT64_MAX})
@@ -442,6 +353,7 @@ class WithClearAll(ABC):
     """Optional group: ``clear_all``."""
 
     async def clear_all(self) -> None:
+        """Clear every session's messages; metadata stays."""
         await self._clear_all()
 
     @abstractmethod
@@ -453,10 +365,12 @@ class WithMetadataKeys(ABC):
     """Optional group: ``list_metadata_keys`` and ``list_namespaces``."""
 
     async def list_metadata_keys(self, namespace: str) -> list[str]:
+        """Refuse a bad namespace, then list every key, unreadable entries included."""
         check_namespace(namespace)
         return await self._list_metadata_keys(namespace)
 
     async def list_namespaces(self) -> list[str]:
+        """Every namespace that holds an entry, sorted."""
         return await self._list_namespaces()
 
     @abstractmethod
@@ -472,13 +386,18 @@ class WithTransfer(ABC):
     """Optional group: ``list_sessions``, ``export_session`` and ``import_messages``."""
 
     async def list_sessions(self) -> list[SessionInfo]:
+        """Every session with its counts, newest first."""
         return await self._list_sessions()
 
     async def export_session(self, session_id: str) -> list[StoredMessage]:
+        """Refuse a bad session id, then give the full history with archive flags."""
         check_session_id(session_id)
         return await self._export_session(session_id)
 
     async def import_messages(self, session_id: str, records: Sequence[StoredMessage]) -> int:
+        """Check every record before writing any (ids and timestamps filled as a save
+        does); an empty batch writes nothing.
+        """
         check_session_id(session_id)
         checked = check_records(records)
         if not checked:
@@ -502,6 +421,7 @@ class WithExactArchiving(ABC):
     """Optional group: ``history_snapshot`` and ``archive_exact`` (aalis_api_memory._exact)."""
 
     async def history_snapshot(self, session_id: str) -> HistorySnapshot:
+        """Refuse a bad session id, then read the active history and its ids together."""
         check_session_id(session_id)
         return await self._history_snapshot(session_id)
 
@@ -513,15 +433,18 @@ class WithExactArchiving(ABC):
         guard: MetadataGuard,
         marker: Message | None = None,
     ) -> int:
+        """Refuse bad ids, guard or marker before the store is touched; stamp the marker,
+        then commit (``ArchiveConflict`` when the guard or an id no longer holds).
+        """
         check_session_id(session_id)
         wanted = check_ids(ids)
         checked = check_guard(guard)
-        stamp = check_marker(marker)
+        marked = check_marker(marker)
         now = now_ms()
         commit = ExactCommit(
             ids=wanted,
             guard=checked,
-            marker=None if stamp is None else _stamp(stamp, now),
+            marker=None if marked is None else stamp(marked, now),
             updated_at=now,
         )
         return await self._archive_exact(session_id, commit)
@@ -543,6 +466,9 @@ class WithMessagesById(ABC):
     """Optional group: ``get_messages_by_ids`` and ``delete_messages_by_ids``."""
 
     async def get_messages_by_ids(self, ids: Sequence[str]) -> list[StoredRecord]:
+        """Refuse bad ids; give the found records in the order of ``ids``, a repeated id
+        once, absent ones left out.
+        """
         wanted = check_message_ids(ids)
         if not wanted:
             return []
@@ -550,6 +476,7 @@ class WithMessagesById(ABC):
         return [found[i] for i in wanted if i in found]
 
     async def delete_messages_by_ids(self, session_id: str, ids: Sequence[str]) -> int:
+        """Refuse a bad session id or ids; an empty list deletes nothing."""
         check_session_id(session_id)
         wanted = check_message_ids(ids)
         if not wanted:

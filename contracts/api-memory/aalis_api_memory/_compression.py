@@ -92,15 +92,39 @@ class SummaryRecord:
 
 @runtime_checkable
 class CompressionService(Protocol):
-    async def compress(self, session_id: str, reason: str = "manual") -> None: ...
+    """The ``compression`` capability: summarise a session's old turns and archive them.
 
-    async def compress_at(self, session_id: str, platform: str | None = None) -> float | None: ...
+    The rules in full: docs/compression.md ("The service").
+    """
 
-    async def summary(self, session_id: str) -> SummaryRecord | None: ...
+    async def compress(self, session_id: str, reason: str = "manual") -> None:
+        """Compress the session now; resolves once the summary and the archive committed.
+
+        With nothing to compress it returns without doing anything. A failure raises
+        ``CompressionError`` with its reason code (``busy``, ``unavailable``, ``cleared``,
+        ``history_changed``...) and leaves the history as it was.
+        """
+        ...
+
+    async def compress_at(self, session_id: str, platform: str | None = None) -> float | None:
+        """The session's token line as a ratio of the context window; None when it is off.
+
+        The session's own override wins over the platform's setting, which wins over the
+        global one.
+        """
+        ...
+
+    async def summary(self, session_id: str) -> SummaryRecord | None:
+        """The session's current summary, with what it covers and which summariser wrote it;
+        None when the session was never compressed."""
+        ...
 
     async def set_session_lines(
         self, session_id: str, *, compress_at: float | None = None, history_limit: int | None = None
-    ) -> None: ...
+    ) -> None:
+        """State the session's whole override in one call: each value given is stored, each
+        None removes that override. Bad values raise and change nothing."""
+        ...
 
 
 __all__ = [

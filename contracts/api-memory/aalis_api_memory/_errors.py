@@ -5,39 +5,24 @@ A consumer can catch ``AalisMemoryError`` for "memory refused or could not do th
 Backends raise the shared classes below (``StoreClosed``, ``SchemaTooNew``...) rather than
 defining their own, so one ``except`` clause works on every backend; their old names stay
 importable from the backend packages. Classes keep a built-in base where callers already
-catch one (``TransferError`` is a ``ValueError``). See docs/architecture.md (errors).
+catch one (``TransferError`` is a ``ValueError``).
 
-The tree (``tests/test_architecture.py`` checks that every exception class defined in the
-memory contract and its plugins derives from this base and is named here)::
+The tree of this package's own classes (``tests/test_errors.py`` checks that it names exactly
+them, under their real parents). Backends, memory-summary and the framework adapters subclass
+these; the tree across every package is docs/reference/errors.md::
 
     AalisMemoryError
     ├── BackendError                        the storage behind the contract failed
     │   ├── StoreClosed (RuntimeError)      the store is not open (never opened, or closed)
-    │   │   └── WorkerClosed                memory-sqlite: its worker thread was stopped
     │   ├── BackendUnavailable (RuntimeError)  the server or file cannot be reached or prepared
-    │   │   ├── StoreOpenFailed             memory-sqlite: the file cannot be opened or migrated
-    │   │   ├── MongoUnavailable            memory-mongodb
-    │   │   ├── PostgresUnavailable         memory-postgres
-    │   │   └── ServerUnavailable           the test servers of memory-mongodb and memory-postgres
     │   ├── SchemaTooNew (RuntimeError)     written by a newer version; using it could damage it
     │   └── StoredDataError (ValueError)    a stored value this backend did not write
     ├── MessageIdConflict (ValueError)      a message id the store already holds
-    ├── ArchiveConflict                     aalis_api_memory._exact: the snapshot is stale
-    ├── CompressionError                    aalis_api_memory._compression: did not commit
-    ├── SummaryFailed                       memory-summary: the summariser gave no summary
-    ├── SummaryRejected                     memory-summary: a model's summary failed its check
-    ├── LeaseWaitTimeout                    aalis_api_memory._leases: another holder kept it
-    ├── LeaseFailed                         aalis_api_memory._leases: the store did not answer
-    ├── TurnError                           aalis_agent._turn
-    │   ├── TurnBusy                        another turn held the session; nothing saved
-    │   ├── TurnModelFailed                 the model call failed; the question is kept
-    │   └── TurnReplyNotSaved               the reply could not be saved
-    ├── UndoError                           aalis_agent._undo: nothing to undo, or refused
-    ├── TransferError (ValueError)          aalis_memory_tools._export_format: a bad export file
-    ├── UnknownClearType (ValueError)       aalis_api_memory._clearing: no such clear type
-    ├── BridgeDeadlock (RuntimeError)       aalis_agent._bridge: a sync call on the loop
-    ├── ClearFailed (RuntimeError)          the LangChain and LlamaIndex adapters
-    └── CommandError (click.ClickException) aalis_memory_tools._cli_plugin: a CLI command failed
+    ├── ArchiveConflict                     the snapshot is stale
+    ├── CompressionError                    a compression did not commit
+    ├── LeaseWaitTimeout                    another holder kept the lease
+    ├── LeaseFailed                         the store did not answer for a lease
+    └── UnknownClearType (ValueError)       no such clear type
 """
 
 from __future__ import annotations

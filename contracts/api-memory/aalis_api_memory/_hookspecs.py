@@ -4,13 +4,14 @@ The host adds these specs before it loads any plugin, so a plugin implementing a
 is checked against them (a misspelt hook is a load error, not a silent no-op) while
 ``aalis_core`` itself never imports this contract.
 
-Three shapes live here (the agent's hooks, ``prompt_contributions`` and
-``token_usage``, are ``aalis_agent``'s) (see docs/architecture.md):
+Three shapes live here; each hook has its section in docs/reference/hooks.md (a test keeps
+the page and these specs in step). The agent's hooks (``prompt_contributions``,
+``token_usage``) are ``aalis_agent``'s.
 
 * middleware: ``memory_clear`` and ``memory_forget`` (async, Koa-style onions, run by
   ``host.run_middleware``);
 * contributions: ``memory_clear_types`` (sync, collected by ``host.collect_contributions``);
-* events (docs/reference): notifications emitted with ``await host.emit(name, **payload)``; an
+* events: notifications emitted with ``await host.emit(name, **payload)``; an
   implementation may be sync or async, and an exception in one never reaches the emitter.
   Events tell; they are never a way to orchestrate.
 """

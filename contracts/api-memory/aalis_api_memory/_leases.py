@@ -81,15 +81,17 @@ def new_holder() -> str:
 
 
 class WithLeases(ABC):
-    """The ``Leases`` group's mixin for ``aalis_api_memory._backend.MemoryBackend``: checks
-    the arguments once for every backend (a bad name, holder or ttl raises before the store
-    is touched) and passes the caller's clock down."""
+    """The ``Leases`` group\'s mixin for ``aalis_api_memory.MemoryBackend``: checks the
+    arguments once for every backend (a bad name, holder or ttl raises before the store is
+    touched) and passes the caller\'s clock down."""
 
     async def acquire_lease(self, name: str, holder: str, ttl_ms: int) -> bool:
+        """Refuse a bad name, holder or ttl; pass the caller's clock (``now_ms()``) down."""
         checked = check_lease_key(name, "name"), check_lease_key(holder, "holder")
         return bool(await self._acquire_lease(*checked, check_ttl_ms(ttl_ms), now_ms()))
 
     async def release_lease(self, name: str, holder: str) -> bool:
+        """Refuse a bad name or holder, then release (only ``holder``'s own lease)."""
         checked = check_lease_key(name, "name"), check_lease_key(holder, "holder")
         return bool(await self._release_lease(*checked))
 

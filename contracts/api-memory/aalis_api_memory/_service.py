@@ -48,28 +48,89 @@ class MemoryService(Protocol):
     """Per-session chat history with archiving, plus a metadata key/value store.
 
     Every method is async. Limits are a non-negative int or ``math.inf``; ``None`` means the
-    method's default. The optional methods are in the groups below, not here.
+    method's default. Bad arguments raise ``TypeError``/``ValueError`` before anything is
+    read or written, identically on every backend. The optional methods are in the groups
+    below, not here. The rules: docs/reference/memory-contract.md ("General rules").
     """
 
-    async def save_message(self, session_id: str, message: Message) -> None: ...
+    # -- history (docs/reference/memory-contract.md, "History methods") --------------------
 
-    async def get_history(self, session_id: str, limit: Limit | None = None) -> list[Message]: ...
+    async def save_message(self, session_id: str, message: Message) -> None:
+        """Append ``message`` to the session, losing none of its fields.
 
-    async def archive_span(
-        self, session_id: str, count: Limit, keep: Sequence[int] = ()
-    ) -> int: ...
+        A message without a timestamp is stored under "now" and one without an id gets a new
+        id; an id the store already holds raises ``MessageIdConflict`` and writes nothing.
+        While a clear holds the session the save waits and lands after the clear, so nothing
+        said during a clear is lost.
+        """
+        ...
 
-    async def clear_session(self, session_id: str) -> None: ...
+    async def get_history(self, session_id: str, limit: Limit | None = None) -> list[Message]:
+        """The last ``limit`` active conversation messages, oldest first (default 50).
 
-    async def save_metadata(self, namespace: str, key: str, data: dict[str, Any]) -> None: ...
+        Only messages whose kind is not in ``CONTROL_KINDS`` count towards the limit; the
+        markers between them come back too, so the result is every active message after the
+        (limit+1)-th newest conversation message. Archived messages never appear; ``0``
+        returns ``[]``. Order is ``(timestamp, insertion sequence)`` on every backend.
+        """
+        ...
 
-    async def get_metadata(self, namespace: str, key: str) -> dict[str, Any] | None: ...
+    async def archive_span(self, session_id: str, count: Limit, keep: Sequence[int] = ()) -> int:
+        """Archive the first ``count`` active messages but the span positions in ``keep``.
 
-    async def list_metadata(self, namespace: str) -> list[MetadataEntry]: ...
+        Positions are those of ``get_history(session_id, math.inf)`` at call time, markers
+        included; returns how many were archived. Archived messages leave ``get_history``
+        but stay in the full history, ranges and exports. Positional, so only as exact as
+        the caller's view: a caller that must archive exactly what it read uses the
+        ``ExactArchiving`` group.
+        """
+        ...
 
-    async def delete_metadata(self, namespace: str, key: str) -> None: ...
+    async def clear_session(self, session_id: str) -> None:
+        """Remove the session's messages, active and archived; its metadata stays.
 
-    async def commit_metadata(self, ops: Sequence[MetadataOp]) -> None: ...
+        A consumer that clears a conversation calls ``run_clear`` instead, so every plugin
+        clears what it derived from it (docs/reference/memory-contract.md, "Clearing").
+        """
+        ...
+
+    # -- metadata (docs/reference/memory-contract.md, "Metadata methods") ------------------
+
+    async def save_metadata(self, namespace: str, key: str, data: dict[str, Any]) -> None:
+        """Write the JSON object ``data`` under ``(namespace, key)``, replacing it whole.
+
+        ``data`` must be a ``dict`` with ``str`` keys and JSON values; anything else raises
+        ``TypeError``/``ValueError`` and writes nothing. The store keeps a copy.
+        """
+        ...
+
+    async def get_metadata(self, namespace: str, key: str) -> dict[str, Any] | None:
+        """The entry's data, or None when it is absent.
+
+        An unreadable entry (corrupt, or not a JSON object) also reads as None, with a
+        logged warning, so one bad entry never breaks its reader.
+        """
+        ...
+
+    async def list_metadata(self, namespace: str) -> list[MetadataEntry]:
+        """``MetadataEntry(key, data, updated_at)`` for every readable entry, sorted by key.
+
+        Unreadable entries are skipped (``MetadataKeys.list_metadata_keys`` lists them).
+        """
+        ...
+
+    async def delete_metadata(self, namespace: str, key: str) -> None:
+        """Delete the entry; a missing key is not an error."""
+        ...
+
+    async def commit_metadata(self, ops: Sequence[MetadataOp]) -> None:
+        """Apply ``Put`` and ``Delete`` operations in order, as one batch.
+
+        The whole batch is checked and serialised before anything is written, so non-JSON
+        data anywhere in it raises and applies nothing, on every backend. With transactions
+        the batch is all or nothing; MongoDB writes it as one ordered bulk write.
+        """
+        ...
 
 
 # -- the optional groups ------------------------------------------------------------------

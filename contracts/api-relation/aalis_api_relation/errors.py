@@ -1,8 +1,9 @@
 """The errors of the fact layer.
 
 One base, so a consumer (the chat, ``aalis facts``, ``aalis serve``) can tell "the fact layer
-refused or cannot do this" from a programming error. The tree (under
-``aalis_core.errors.AalisError``)::
+refused or cannot do this" from a programming error. The tree of this package's classes
+(under ``aalis_core.errors.AalisError``; the tree across every package is
+docs/reference/errors.md)::
 
     RelationError
     ├── FactNotFound (LookupError)       no fact has this id (retract, edit, show)

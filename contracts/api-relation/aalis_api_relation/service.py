@@ -13,6 +13,8 @@ from aalis_api_relation.types import Fact, PersonRef
 
 @runtime_checkable
 class RelationService(Protocol):
+    """The fact layer as its consumers see it: read, retract, forget (docs/host/facts.md)."""
+
     async def facts(self, person: PersonRef, *, include_superseded: bool = False) -> list[Fact]:
         """What is known about ``person`` (any object with ``platform`` and ``user_id``),
         oldest first; superseded facts only when asked. Unknown person: ``[]``."""

@@ -1,12 +1,13 @@
 """The errors a ``VectorStore`` raises.
 
 One base for every store, so a consumer (the recall of memory-vector) can tell "the store
-cannot do this" from a programming error. The tree (under ``aalis_core.errors.AalisError``)::
+cannot do this" from a programming error. The tree of this package's own classes (under
+``aalis_core.errors.AalisError``; stores subclass them, and the tree across every package is
+docs/reference/errors.md)::
 
     VectorStoreError
     ├── DimensionMismatch (ValueError)  a vector's width differs from its model's
     ├── VectorStoreUnavailable          the store cannot be reached or opened
-    │   └── StoreClosed                 vectorstore-sqlite: the store is not open
     └── RecallUnavailable               aalis_api_vectorstore.recall: recall cannot run
 """
 

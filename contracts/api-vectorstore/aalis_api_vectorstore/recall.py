@@ -40,7 +40,7 @@ class Recall(Protocol):
     ``cross_session_mode``); ``platform`` narrows it. ``k`` None means the provider's
     default. Results are best first. A provider that cannot recall right now (no embedder,
     no store) raises ``RecallUnavailable`` rather than returning an empty list that would
-    read as "nothing relevant".
+    read as "nothing relevant". The rules in full: docs/recall.md ("The recall contract").
     """
 
     async def recall(
@@ -50,7 +50,14 @@ class Recall(Protocol):
         *,
         k: int | None = None,
         platform: str | None = None,
-    ) -> list[RecallHit]: ...
+    ) -> list[RecallHit]:
+        """The earlier messages most relevant to ``query`` in this session's scope, best first.
+
+        At most ``k`` (None: the provider's default), each with its neighbouring turns.
+        Raises ``RecallUnavailable`` when recall cannot run now, never answers ``[]`` for
+        it (docs/recall.md, "The recall contract").
+        """
+        ...
 
 
 class RecallUnavailable(VectorStoreError):

@@ -24,33 +24,32 @@ from aalis_api_vectorstore.types import (
 class VectorStore(Protocol):
     """A vector store. Every method is async; every rule is checked by the conformance kit.
 
-    * ``upsert`` writes the records (a record with the ``message_id`` of a stored one
-      replaces it, its model included; two records that share session, timestamp and role
-      but not their id are two vectors) all or nothing: a wrong width (``DimensionMismatch``), a non-finite
-      value (``ValueError``) or a wrong type (``TypeError``) anywhere in the batch writes
-      nothing. Returns how many records were written.
-    * ``search`` returns up to ``k`` hits in scope, best cosine first; ``k`` of them whenever
-      ``k`` records match ``where`` (the filter is part of the query, never a post-filter of a
-      global top-k). ``k`` is a non-negative int (0 returns nothing); the query's width must
-      be the model's (``DimensionMismatch``); a model with no vectors returns nothing. Ties
-      come back in no promised order.
-    * ``delete(session_id, ids=None, *, timestamps=None)`` removes the session's vectors
-      whose message id is in ``ids``; or, for events from message stores without identity
-      (``ids`` None), those at ``timestamps`` (every role: all that such an event can
-      name); or, with neither, all of the session's. Giving both is a ``ValueError``.
-      ``delete_all`` removes every vector. Both return how many were removed; removing
-      nothing is not an error.
-    * ``entries(session_id)`` lists the session's vectors without their floats (every
-      model), ordered by timestamp then id; ``sessions()`` the session ids that have
-      vectors, sorted. Both exist so the index can be compared with the message store.
-    * ``stats`` counts vectors per ``model_id``.
+    The rules in full: docs/recall.md ("The vectorstore contract"); how to meet them:
+    docs/backends/implementing-vectorstore.md.
     """
 
-    async def upsert(self, records: Sequence[VectorRecord]) -> int: ...
+    async def upsert(self, records: Sequence[VectorRecord]) -> int:
+        """Write ``records``, all or nothing; return how many were written.
 
-    async def search(
-        self, vector: Sequence[float], k: int, where: ScopeFilter
-    ) -> list[VectorHit]: ...
+        A record is keyed by its ``message_id``: one with the id of a stored one replaces it,
+        its model included (so a reindex moves it to the new space), and two records that
+        share session, timestamp and role but not their id are two vectors. A wrong width
+        (``DimensionMismatch``), a non-finite value (``ValueError``) or a wrong type
+        (``TypeError``) anywhere in the batch writes nothing.
+        """
+        ...
+
+    async def search(self, vector: Sequence[float], k: int, where: ScopeFilter) -> list[VectorHit]:
+        """Up to ``k`` hits in scope, best cosine first.
+
+        ``k`` of them whenever ``k`` records match ``where``: the filter is part of the
+        query, never a post-filter of a global top-k, so a small scope among much data still
+        gets its hits. There is no unfiltered search (``where`` is required). ``k`` is a
+        non-negative int (0 returns nothing); the query's width must be the model's
+        (``DimensionMismatch``); a model with no vectors returns nothing. Ties come back in
+        no promised order.
+        """
+        ...
 
     async def delete(
         self,
@@ -58,15 +57,34 @@ class VectorStore(Protocol):
         ids: Iterable[str] | None = None,
         *,
         timestamps: Iterable[int] | None = None,
-    ) -> int: ...
+    ) -> int:
+        """Remove the session's vectors whose message id is in ``ids``; return how many.
 
-    async def delete_all(self) -> int: ...
+        With ``timestamps`` instead (events of message stores without identity), those at
+        the timestamps, every role; with neither, all of the session's; both is a
+        ``ValueError``. Ids of other sessions are left alone; removing nothing is not an
+        error.
+        """
+        ...
 
-    async def entries(self, session_id: str) -> list[VectorEntry]: ...
+    async def delete_all(self) -> int:
+        """Remove every vector of every model; return how many."""
+        ...
 
-    async def sessions(self) -> list[str]: ...
+    async def entries(self, session_id: str) -> list[VectorEntry]:
+        """The session's vectors without their floats, every model, by timestamp then id.
 
-    async def stats(self) -> VectorStoreStats: ...
+        Exists so the index can be compared with the message store (``aalis vector check``).
+        """
+        ...
+
+    async def sessions(self) -> list[str]:
+        """The ids of the sessions that have vectors, sorted (for the same comparison)."""
+        ...
+
+    async def stats(self) -> VectorStoreStats:
+        """How many vectors each ``model_id`` holds, and their width, sorted by model."""
+        ...
 
 
 @runtime_checkable
@@ -80,9 +98,13 @@ class DroppedSessions(Protocol):
     and never silently lost (docs/recall.md, "Gaps").
     """
 
-    async def dropped_sessions(self) -> list[str]: ...
+    async def dropped_sessions(self) -> list[str]:
+        """The sessions whose vectors the migration dropped and nobody acknowledged yet."""
+        ...
 
-    async def acknowledge_dropped(self, session_ids: Sequence[str]) -> None: ...
+    async def acknowledge_dropped(self, session_ids: Sequence[str]) -> None:
+        """Forget these sessions from the dropped list: their gaps are recorded elsewhere."""
+        ...
 
 
 __all__ = ["DroppedSessions", "VectorStore"]

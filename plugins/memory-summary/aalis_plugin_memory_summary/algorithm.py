@@ -20,7 +20,7 @@ from aalis_schema_message import Message, now_ms
 from aalis_core.capability import CapabilityAbsent
 from aalis_plugin_memory_summary.check import SummaryRejected
 from aalis_plugin_memory_summary.config import MemorySummaryConfig
-from aalis_plugin_memory_summary.errors import error_text
+from aalis_plugin_memory_summary.error_text import error_text
 from aalis_plugin_memory_summary.fallback import vetted
 from aalis_plugin_memory_summary.prompt import ParsedReply
 from aalis_plugin_memory_summary.spans import (

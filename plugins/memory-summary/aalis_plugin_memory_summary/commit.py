@@ -33,7 +33,7 @@ from aalis_api_memory import (
 )
 from aalis_schema_message import Message
 
-from aalis_plugin_memory_summary.errors import error_text
+from aalis_plugin_memory_summary.error_text import error_text
 from aalis_plugin_memory_summary.jobs import Job
 
 #: Awaited with the name of each point a commit passes ("pending-saved", "archived" on the

@@ -29,7 +29,7 @@ from aalis_plugin_memory_summary.commit import (
     divider,
     no_step,
 )
-from aalis_plugin_memory_summary.errors import error_text
+from aalis_plugin_memory_summary.error_text import error_text
 from aalis_plugin_memory_summary.jobs import Job
 from aalis_plugin_memory_summary.records import (
     PENDING_NAMESPACE,

@@ -22,7 +22,7 @@ from aalis_plugin_memory_summary.commit import (
     Undo,
     divider,
 )
-from aalis_plugin_memory_summary.errors import error_text
+from aalis_plugin_memory_summary.error_text import error_text
 from aalis_plugin_memory_summary.jobs import Job
 from aalis_plugin_memory_summary.records import SUMMARY_NAMESPACE, record_to_json
 

@@ -23,7 +23,7 @@ from aalis_api_memory import (
     compression_due,
 )
 
-from aalis_plugin_memory_summary.errors import error_text
+from aalis_plugin_memory_summary.error_text import error_text
 from aalis_plugin_memory_summary.records import (
     PENDING_NAMESPACE,
     SUMMARY_NAMESPACE,

@@ -40,7 +40,7 @@ from aalis_plugin_memory_summary.config import (
     check_non_negative_int,
     check_ratio,
 )
-from aalis_plugin_memory_summary.errors import error_text
+from aalis_plugin_memory_summary.error_text import error_text
 from aalis_plugin_memory_summary.jobs import Job, JobRegistry
 from aalis_plugin_memory_summary.records import (
     LINES_NAMESPACE,

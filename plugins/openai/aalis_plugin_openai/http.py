@@ -35,6 +35,7 @@ from typing import Any
 
 import httpx
 
+from aalis_core.errors import AalisError
 from aalis_core.redaction import MASK, redact, uri_secrets
 from aalis_plugin_openai.config import RetryPolicy
 
@@ -43,7 +44,7 @@ RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 _ERROR_TEXT_LIMIT = 300
 
 
-class HttpFailure(Exception):
+class HttpFailure(AalisError):
     """Base of the failures the layer reports; ``llm.py`` and ``embedding.py`` turn each into
     their contract's error, so none escapes the package. ``str()`` is already scrubbed."""
 
