@@ -52,6 +52,7 @@ PAGES = [
     "docs/reference/transfer.md",
     "docs/reference/hooks.md",
     "docs/reference/errors.md",
+    "docs/reference/conformance.md",
     "docs/host/wheels.md",
     "docs/integrations/langchain.md",
     "docs/integrations/llamaindex.md",
