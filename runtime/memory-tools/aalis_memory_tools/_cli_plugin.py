@@ -511,4 +511,4 @@ class MemoryCli(Plugin):
         register(cli)
 
 
-__all__ = ["MemoryCli"]
+__all__ = ["CommandError", "MemoryCli"]
