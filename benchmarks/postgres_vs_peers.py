@@ -370,7 +370,7 @@ async def vector_benchmarks(args: argparse.Namespace, report: Report, uri: str) 
 
 
 async def main(args: argparse.Namespace) -> None:
-    from aalis_plugin_memory_postgres.testing import postgres_server
+    from aalis_test_support.postgres import postgres_server
 
     report = Report(NAME, args, {"dim": DIM})
     with postgres_server() as server:

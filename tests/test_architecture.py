@@ -1,8 +1,10 @@
 """The dependency rule of the architecture (docs/architecture.md), checked on the source itself.
 
 aalis_core knows no domain; contracts depend only on aalis_core and aalis_schema_message;
-plugins depend on aalis_core and contracts, never on another plugin. Imports inside functions
-count too: a lazy import is still a dependency.
+plugins depend on aalis_core and contracts, never on another plugin; the unpublished test
+support (testing/*) may import aalis_core, the contracts and the plugins' third-party
+dependencies, never a plugin. Imports inside functions count too: a lazy import is still a
+dependency.
 
 Inside each package no module imports itself back through others (no import cycle), type-only
 imports included: a cycle that works today only because one side imports under
@@ -34,6 +36,7 @@ CONTRACTS = _package_dirs("contracts")
 PLUGINS = _package_dirs("plugins")
 EXAMPLES = _package_dirs("examples")
 INTEGRATIONS = _package_dirs("integrations")
+TESTING = _package_dirs("testing")
 
 
 def _imported_top_levels(package: Path) -> dict[str, list[str]]:
@@ -64,6 +67,16 @@ def _aalis_imports(package: Path) -> dict[str, list[str]]:
 def test_the_layout_has_the_distributions_of_the_spec() -> None:
     assert {"aalis_schema_message", "aalis_api_memory"} <= set(CONTRACTS)
     assert "aalis_plugin_memory_inmemory" in PLUGINS
+    assert "aalis_test_support" in TESTING
+
+
+@pytest.mark.parametrize("name", sorted(TESTING))
+def test_test_support_imports_core_and_contracts_never_a_plugin(name: str) -> None:
+    """The launchers serve every suite, the plugins' own included: naming a plugin would make
+    the support depend on what it tests (it loads backends by entry point instead)."""
+    allowed = {"aalis_core", *CONTRACTS}
+    bad = {mod: files for mod, files in _aalis_imports(TESTING[name]).items() if mod not in allowed}
+    assert bad == {}, f"{name} imports {sorted(bad)}"
 
 
 def test_core_imports_no_contract_and_no_plugin() -> None:
@@ -87,7 +100,7 @@ def test_plugins_never_import_another_plugin(name: str) -> None:
     assert bad == {}, f"{name} imports {sorted(bad)}"
 
 
-@pytest.mark.parametrize("group", ["contracts", "plugins"])
+@pytest.mark.parametrize("group", ["contracts", "testing", "plugins"])
 def test_every_distribution_declares_its_aalis_dependencies(group: str) -> None:
     """What a package imports from the project must be in its pyproject dependencies."""
     for dist in sorted((ROOT / group).glob("*/pyproject.toml")):
@@ -103,7 +116,13 @@ def test_every_distribution_declares_its_aalis_dependencies(group: str) -> None:
 
 
 def test_every_package_is_typed() -> None:
-    packages = [ROOT / "aalis_core", *CONTRACTS.values(), *PLUGINS.values(), *EXAMPLES.values()]
+    packages = [
+        ROOT / "aalis_core",
+        *CONTRACTS.values(),
+        *TESTING.values(),
+        *PLUGINS.values(),
+        *EXAMPLES.values(),
+    ]
     missing = [str(p.relative_to(ROOT)) for p in packages if not (p / "py.typed").exists()]
     assert missing == []
 
@@ -127,6 +146,7 @@ def test_integrations_use_the_host_and_contracts_never_a_plugin(name: str) -> No
 ALL_PACKAGES = {
     "aalis_core": ROOT / "aalis_core",
     **CONTRACTS,
+    **TESTING,
     **PLUGINS,
     **INTEGRATIONS,
     **EXAMPLES,
@@ -245,7 +265,7 @@ def test_code_and_docs_point_at_docs_pages_not_at_the_spec() -> None:
     of the spec they check).
     """
     places = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
-    for group in ("aalis_core", "contracts", "plugins", "integrations", "examples"):
+    for group in ("aalis_core", "contracts", "testing", "plugins", "integrations", "examples"):
         places += [
             path
             for path in sorted((ROOT / group).rglob("*.py"))

@@ -12,19 +12,13 @@ import random
 from collections.abc import AsyncIterator
 from typing import Any
 
-import pytest
 import pytest_asyncio
 from aalis_api_vectorstore.types import ScopeFilter, VectorRecord
-from aalis_plugin_memory_postgres.testing import TestServer, fresh_schema, shared_server
 from aalis_plugin_vectorstore_pgvector import PgvectorConfig, PgvectorStore
 from aalis_plugin_vectorstore_pgvector.store import _index_name, vector_literal
+from aalis_test_support.postgres import TestServer, fresh_schema
 
 N = 4_000
-
-
-@pytest.fixture(scope="session")
-def pg_server() -> TestServer:
-    return shared_server()
 
 
 @pytest_asyncio.fixture
