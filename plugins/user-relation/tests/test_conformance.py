@@ -6,11 +6,10 @@ wire-protocol server)."""
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-import pytest
 import pytest_asyncio
 from aalis_api_relation import PersonRef
 from aalis_api_relation.testing import RelationConformance, sentence
