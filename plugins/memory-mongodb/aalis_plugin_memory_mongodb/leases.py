@@ -27,7 +27,7 @@ from pymongo.errors import DuplicateKeyError
 from aalis_plugin_memory_mongodb.base import MongoBase
 
 
-class MongoLeases:
+class LeaseCollection:
     """The leases of one ``MongoMemory``, in ``collection``."""
 
     def __init__(self, collection: AsyncCollection[dict[str, Any]]) -> None:
@@ -48,12 +48,12 @@ class MongoLeases:
         return result.deleted_count == 1
 
 
-class MongoLeaseMethods(MongoBase):
+class MongoLeases(MongoBase):
     """The ``Leases`` storage methods of ``MongoMemory`` (a mixin)."""
 
     @functools.cached_property
-    def _leases(self) -> MongoLeases:
-        return MongoLeases(self._lease_collection)
+    def _leases(self) -> LeaseCollection:
+        return LeaseCollection(self._lease_collection)
 
     async def _acquire_lease(self, name: str, holder: str, ttl_ms: int, now: int) -> bool:
         return await self._leases.acquire(name, holder, ttl_ms, now)
@@ -62,4 +62,4 @@ class MongoLeaseMethods(MongoBase):
         return await self._leases.release(name, holder)
 
 
-__all__ = ["MongoLeaseMethods", "MongoLeases"]
+__all__ = ["LeaseCollection", "MongoLeases"]

@@ -36,7 +36,9 @@ from aalis_plugin_memory_mongodb.codec import MAX_DOCUMENT_BYTES
 from aalis_plugin_memory_mongodb.config import MongoConfig
 from aalis_plugin_memory_mongodb.exact import MongoExact
 from aalis_plugin_memory_mongodb.history import MongoHistory
-from aalis_plugin_memory_mongodb.leases import MongoLeaseMethods
+from aalis_plugin_memory_mongodb.identity import MongoIdentity
+from aalis_plugin_memory_mongodb.leases import MongoLeases
+from aalis_plugin_memory_mongodb.metadata import MongoMetadata
 from aalis_plugin_memory_mongodb.queries import MongoQueries
 from aalis_plugin_memory_mongodb.redaction import Redactor
 from aalis_plugin_memory_mongodb.schema import create_indexes
@@ -52,7 +54,9 @@ class MongoMemory(
     MongoQueries,
     MongoTransfer,
     MongoExact,
-    MongoLeaseMethods,
+    MongoIdentity,
+    MongoMetadata,
+    MongoLeases,
     MongoBase,
 ):
     """A ``MemoryService`` with every optional method and extension, on one MongoDB database.
