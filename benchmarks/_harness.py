@@ -358,12 +358,12 @@ def scratch_dir(prefix: str) -> Iterator[Path]:
 async def mongodb_server(workdir: Path) -> AsyncIterator[tuple[str, dict[str, Any]]]:
     """Yield ``(uri, description)``: ``$AALIS_TEST_MONGODB_URI`` if set, else nx-27017.
 
-    The server comes from memory-mongodb's launcher (``aalis_plugin_memory_mongodb.testing``,
+    The server comes from the repository's launcher (``aalis_test_support.mongodb``,
     the one the test suites use), with one SQLite file per database under ``workdir``, as a
     deployment would keep them. The description is what a report records: kind, redacted URI,
     versions. Raises RuntimeError when neither server is available.
     """
-    from aalis_plugin_memory_mongodb.testing import EXTERNAL, wire_server
+    from aalis_test_support.mongodb import EXTERNAL, wire_server
 
     with wire_server(workdir, in_memory=False) as server:
         # A server that died fails a benchmark in 5 s, not the driver's default 30 s; an

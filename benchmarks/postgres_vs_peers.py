@@ -256,7 +256,7 @@ async def vector_benchmarks(args: argparse.Namespace, report: Report, uri: str) 
     import psycopg
     from aalis_api_vectorstore.types import ScopeFilter, VectorRecord
     from aalis_plugin_vectorstore_pgvector import PgvectorConfig, PgvectorStore
-    from aalis_plugin_vectorstore_pgvector.store import vector_literal
+    from aalis_plugin_vectorstore_pgvector.codec import vector_literal
 
     n = 5_000 if args.quick else 100_000
     schema = f"bench_vec_{uuid.uuid4().hex[:8]}"
@@ -370,7 +370,7 @@ async def vector_benchmarks(args: argparse.Namespace, report: Report, uri: str) 
 
 
 async def main(args: argparse.Namespace) -> None:
-    from aalis_plugin_memory_postgres.testing import postgres_server
+    from aalis_test_support.postgres import postgres_server
 
     report = Report(NAME, args, {"dim": DIM})
     with postgres_server() as server:

@@ -10,7 +10,10 @@ still a dependency):
   runtime parts, never a plugin;
 * a plugin imports the host, contracts and runtime parts, never another plugin;
 * an integration (an adapter to another framework) works over *any* provider: the host,
-  contracts and runtime parts, never a plugin.
+  contracts and runtime parts, never a plugin;
+* the unpublished test support (``testing/*``: the database launchers every suite shares)
+  imports the host and the contracts, never a plugin (it loads backends by entry point), so
+  it does not depend on what it tests.
 
 Across parts only the public surface is imported: ``from aalis_x import Name`` (or a
 documented public submodule, ``testing``), never ``aalis_x._module``; tests may reach inside.
@@ -50,6 +53,7 @@ RUNTIME = _package_dirs("runtime")
 PLUGINS = _package_dirs("plugins")
 EXAMPLES = _package_dirs("examples")
 INTEGRATIONS = _package_dirs("integrations")
+TESTING = _package_dirs("testing")
 
 #: Part -> (its packages, the packages it may import besides its own).
 RULES: dict[str, tuple[dict[str, Path], set[str]]] = {
@@ -60,6 +64,7 @@ RULES: dict[str, tuple[dict[str, Path], set[str]]] = {
     "plugins": (PLUGINS, {"aalis_core", *CONTRACTS, *RUNTIME}),
     "examples": (EXAMPLES, {"aalis_core", *CONTRACTS, *RUNTIME}),
     "integrations": (INTEGRATIONS, {"aalis_core", *CONTRACTS, *RUNTIME}),
+    "testing": (TESTING, {"aalis_core", *CONTRACTS}),
 }
 
 #: Submodules a package may publish beside its ``__init__``: test helpers that need pytest.
@@ -98,6 +103,7 @@ def test_the_layout_has_the_parts_of_the_architecture() -> None:
     assert "aalis_api_memory_conformance" in KITS
     assert {"aalis_agent", "aalis_memory_tools"} <= set(RUNTIME)
     assert "aalis_plugin_memory_inmemory" in PLUGINS
+    assert "aalis_test_support" in TESTING
 
 
 @pytest.mark.parametrize(("part", "name"), _part_cases())
@@ -138,7 +144,7 @@ def test_the_public_surface_rule_sees_a_private_import(tmp_path: Path) -> None:
 
 
 def _distributions() -> Iterator[Path]:
-    for group in ("contracts", "runtime", "plugins", "integrations", "examples"):
+    for group in ("contracts", "runtime", "testing", "plugins", "integrations", "examples"):
         yield from sorted((ROOT / group).glob("*/pyproject.toml"))
 
 

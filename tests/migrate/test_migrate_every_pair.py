@@ -8,9 +8,9 @@ The in-memory store is a source only: it lives in one process, so nothing could 
 migration into it afterwards. The last test runs the command itself, SQLite -> PostgreSQL
 -> SQLite, through click and real hosts.
 
-Servers: MongoDB from ``aalis_plugin_memory_mongodb.testing.wire_server`` (nx-27017 or
-``$AALIS_TEST_MONGODB_URI``), PostgreSQL from ``aalis_plugin_memory_postgres.testing`` (the
-run's one embedded server or ``$AALIS_TEST_POSTGRES_URI``).
+Servers: the test support's session fixtures ``mongodb_uri`` (nx-27017 or
+``$AALIS_TEST_MONGODB_URI``) and ``postgres_uri`` (the run's one embedded server or
+``$AALIS_TEST_POSTGRES_URI``), from ``aalis_test_support.fixtures``.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -35,27 +35,6 @@ from aalis_core import Host
 SOURCES = ("memory-inmemory", "memory-sqlite", "memory-mongodb", "memory-postgres")
 TARGETS = ("memory-sqlite", "memory-mongodb", "memory-postgres")
 PAIRS = [(s, t) for s in SOURCES for t in TARGETS if s != t]
-
-
-@pytest.fixture(scope="module")
-def mongodb_uri(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    testing = pytest.importorskip(
-        "aalis_plugin_memory_mongodb.testing", reason="memory-mongodb is not installed"
-    )
-    if reason := testing.unavailable():
-        pytest.skip(reason)
-    with testing.wire_server(tmp_path_factory.mktemp("nx-27017")) as server:
-        yield server.uri
-
-
-@pytest.fixture(scope="session")
-def postgres_uri() -> str:
-    testing = pytest.importorskip(
-        "aalis_plugin_memory_postgres.testing", reason="memory-postgres is not installed"
-    )
-    if reason := testing.unavailable():
-        pytest.skip(reason)
-    return str(testing.shared_server().uri)
 
 
 @contextlib.asynccontextmanager
@@ -75,7 +54,7 @@ async def open_store(
             yield store
     elif name == "memory-mongodb":
         from aalis_plugin_memory_mongodb import MongoConfig, MongoMemory
-        from aalis_plugin_memory_mongodb.testing import drop_database
+        from aalis_test_support.mongodb import drop_database
 
         uri = request.getfixturevalue("mongodb_uri")
         store = await MongoMemory.connect(MongoConfig(uri=uri, database=f"mig_{tag}"))
@@ -86,7 +65,7 @@ async def open_store(
             await asyncio.to_thread(drop_database, uri, f"mig_{tag}")
     else:
         from aalis_plugin_memory_postgres import PostgresConfig, PostgresMemory
-        from aalis_plugin_memory_postgres.testing import drop_schema
+        from aalis_test_support.postgres import drop_schema
 
         uri = request.getfixturevalue("postgres_uri")
         store = await PostgresMemory.connect(PostgresConfig(uri=uri, schema=f"mig_{tag}"))
@@ -188,7 +167,7 @@ def _config(path: Path, sqlite: str, postgres: dict[str, str]) -> Path:
 def test_the_command_migrates_sqlite_to_postgres_and_back(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, postgres_uri: str
 ) -> None:
-    from aalis_plugin_memory_postgres.testing import drop_schema
+    from aalis_test_support.postgres import drop_schema
 
     @click.group()
     def aalis() -> None:

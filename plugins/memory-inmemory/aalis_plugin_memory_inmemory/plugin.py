@@ -8,29 +8,13 @@ It is what tests and throwaway sessions pin explicitly (or load alone).
 
 from __future__ import annotations
 
-import attrs
-from aalis_api_memory import (
-    DEFAULT_CROSS_SESSION_MAX_LIMIT,
-    DEFAULT_RANGE_QUERY_LIMIT,
-    MemoryProviderPlugin,
-)
+from aalis_api_memory import MemoryProviderPlugin
 
 from aalis_core.context import PluginContext
+from aalis_plugin_memory_inmemory.config import InMemoryConfig
 from aalis_plugin_memory_inmemory.store import InMemoryMemory
 
 PRIORITY = -100
-
-_positive_int = [attrs.validators.instance_of(int), attrs.validators.gt(0)]
-
-
-@attrs.frozen(kw_only=True)
-class InMemoryConfig:
-    """``[plugins.memory-inmemory]``: the query caps of the memory contract."""
-
-    range_query_limit: int = attrs.field(default=DEFAULT_RANGE_QUERY_LIMIT, validator=_positive_int)
-    cross_session_max_limit: int = attrs.field(
-        default=DEFAULT_CROSS_SESSION_MAX_LIMIT, validator=_positive_int
-    )
 
 
 class MemoryInmemory(MemoryProviderPlugin[InMemoryMemory]):
@@ -52,4 +36,4 @@ class MemoryInmemory(MemoryProviderPlugin[InMemoryMemory]):
         )
 
 
-__all__ = ["PRIORITY", "InMemoryConfig", "MemoryInmemory"]
+__all__ = ["PRIORITY", "MemoryInmemory"]

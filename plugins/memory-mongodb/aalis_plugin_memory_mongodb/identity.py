@@ -19,14 +19,13 @@ them is in docs/backends/mongodb.md ("Message ids"). In short:
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from aalis_api_memory import MessageIdConflict, StoredRecord
-from aalis_schema_message import Message
-from pymongo.asynchronous.collection import AsyncCollection
 from pymongo.errors import BulkWriteError, DuplicateKeyError
 
+from aalis_plugin_memory_mongodb.base import MongoBase
 from aalis_plugin_memory_mongodb.codec import derived_object_id, escape_str, unescape_str
 
 Document = dict[str, Any]
@@ -64,13 +63,8 @@ def is_duplicate_id(exc: BulkWriteError) -> bool:
     return any(error.get("code") == _DUPLICATE_KEY for error in errors)
 
 
-class MongoIdentity:
+class MongoIdentity(MongoBase):
     """The ``MessagesById`` group and the id checks of the message writes (a mixin)."""
-
-    _messages: AsyncCollection[Document]
-
-    def _decode(self, doc: Mapping[str, Any]) -> Message:
-        raise NotImplementedError  # pragma: no cover - the store defines it
 
     async def _refuse_stored_ids(self, ids: Sequence[str], *, every: bool) -> None:
         """Raise ``MessageIdConflict`` when an id is repeated or already stored.

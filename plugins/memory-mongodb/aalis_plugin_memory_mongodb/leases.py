@@ -18,13 +18,16 @@ processes sharing a database are assumed to agree on the time within a small par
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from pymongo.asynchronous.collection import AsyncCollection
 from pymongo.errors import DuplicateKeyError
 
+from aalis_plugin_memory_mongodb.base import MongoBase
 
-class MongoLeases:
+
+class LeaseCollection:
     """The leases of one ``MongoMemory``, in ``collection``."""
 
     def __init__(self, collection: AsyncCollection[dict[str, Any]]) -> None:
@@ -45,10 +48,12 @@ class MongoLeases:
         return result.deleted_count == 1
 
 
-class MongoLeaseMethods:
-    """The ``Leases`` storage methods of ``MongoMemory`` (its ``_leases``)."""
+class MongoLeases(MongoBase):
+    """The ``Leases`` storage methods of ``MongoMemory`` (a mixin)."""
 
-    _leases: MongoLeases
+    @functools.cached_property
+    def _leases(self) -> LeaseCollection:
+        return LeaseCollection(self._lease_collection)
 
     async def _acquire_lease(self, name: str, holder: str, ttl_ms: int, now: int) -> bool:
         return await self._leases.acquire(name, holder, ttl_ms, now)
@@ -57,4 +62,4 @@ class MongoLeaseMethods:
         return await self._leases.release(name, holder)
 
 
-__all__ = ["MongoLeaseMethods", "MongoLeases"]
+__all__ = ["LeaseCollection", "MongoLeases"]

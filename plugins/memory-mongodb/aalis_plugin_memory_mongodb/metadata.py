@@ -1,7 +1,7 @@
 """Metadata of ``MongoMemory``: one document per entry, ``{namespace, key, data, updated_at, rev}``.
 
-A mixin of the store (store.py) so the message code and the metadata code each stay one
-module. ``data`` goes through the codec's ``encode_json`` (escaped keys, big integers), so any
+A mixin of the store (store.py) over its shared state (base.py), as every job of the contract
+is. ``data`` goes through the codec's ``encode_json`` (escaped keys, big integers), so any
 JSON object the contract accepts round-trips; ``rev`` changes on every write, which is what
 ``archive_exact``'s compare-and-set filters on. Reads through this store never see a
 ``commit_metadata`` batch half-applied (``ReadWriteLock``): MongoDB gives the batch no
@@ -18,8 +18,8 @@ from aalis_api_memory import EncodedOp, MetadataEntry
 from bson import ObjectId
 from bson.raw_bson import RawBSONDocument
 from pymongo import DeleteOne, ReplaceOne
-from pymongo.asynchronous.collection import AsyncCollection
 
+from aalis_plugin_memory_mongodb.base import MongoBase
 from aalis_plugin_memory_mongodb.codec import (
     StoredDataError,
     decode_json,
@@ -28,17 +28,12 @@ from aalis_plugin_memory_mongodb.codec import (
     escape_str,
     unescape_str,
 )
-from aalis_plugin_memory_mongodb.locking import ReadWriteLock
 
 Document = dict[str, Any]
 
 
-class MongoMetadata:
-    """The metadata methods of the memory contract, on ``<prefix>metadata``."""
-
-    _metadata: AsyncCollection[Document]
-    _batch_lock: ReadWriteLock
-    _log: Any
+class MongoMetadata(MongoBase):
+    """The metadata methods of the memory contract, on ``<prefix>metadata`` (a mixin)."""
 
     def _metadata_filter(self, namespace: str, key: str) -> Document:
         return {"namespace": escape_str(namespace), "key": escape_str(key)}

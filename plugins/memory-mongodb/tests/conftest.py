@@ -1,7 +1,7 @@
 """A MongoDB for the tests: a real server from ``AALIS_TEST_MONGODB_URI``, else nx-27017.
 
-The server comes from ``aalis_plugin_memory_mongodb.testing.wire_server`` (shared with the other
-suites and the benchmarks): nx-27017 on a free loopback port with in-memory databases, stopped
+The server comes from the repository's launcher, ``aalis_test_support.mongodb.wire_server``
+(shared with the other suites and the benchmarks): nx-27017 on a free loopback port with in-memory databases, stopped
 at the end, so ``./scripts/test`` needs no MongoDB installed. With ``AALIS_TEST_MONGODB_URI`` set
 the tests run against that server instead, in a database of their own (``aalis_test_<random>``)
 that is dropped at the end.
@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 from aalis_plugin_memory_mongodb import MongoConfig, MongoMemory
-from aalis_plugin_memory_mongodb.testing import TestServer, wire_server
+from aalis_test_support.mongodb import TestServer, wire_server
 from pymongo import MongoClient
 
 _prefixes = itertools.count(1)
@@ -27,7 +27,7 @@ _prefixes = itertools.count(1)
 
 @pytest.fixture(scope="session")
 def mongo_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestServer]:
-    # nx-27017 is in this plugin's test extra: a missing server is an error here, not a skip.
+    # The launcher is in this plugin's test extra: a missing server is an error, not a skip.
     with wire_server(tmp_path_factory.mktemp("nx-27017")) as server:
         yield server
 

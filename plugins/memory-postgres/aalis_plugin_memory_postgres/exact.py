@@ -6,7 +6,7 @@ it is never given to another row, and the checksum makes a rewritten message
 (``update_message_content``) a different id, since a summary of its old text no longer covers it.
 
 ``archive_exact`` is one transaction that first locks the session's ``session_stats`` row (the
-lock every writer of the session takes, see ``store.py``) and the guard entry's row, then
+lock every writer of the session takes, see ``history.py``) and the guard entry's row, then
 compares the guard, checks every id against the active rows, and only then writes the entry,
 archives the rows and inserts the marker. A save, archive, rewrite or clear in another process
 either commits before (and the checks see it) or waits (and sees the result).
@@ -14,14 +14,25 @@ either commits before (and the checks see it) or waits (and sees the result).
 
 from __future__ import annotations
 
+import functools
 import zlib
 from collections.abc import Sequence
 from typing import Any
 
-from aalis_api_memory import ArchiveConflict, CheckedGuard, decode_metadata, same_entry
+from aalis_api_memory import (
+    ArchiveConflict,
+    CheckedGuard,
+    ExactCommit,
+    HistorySnapshot,
+    decode_metadata,
+    same_entry,
+)
 from psycopg import AsyncConnection
+from psycopg.errors import UniqueViolation
 
-from aalis_plugin_memory_postgres.codec import Row, escape
+from aalis_plugin_memory_postgres.base import PostgresBase
+from aalis_plugin_memory_postgres.codec import Row, decode_messages_indexed, escape, message_columns
+from aalis_plugin_memory_postgres.identity import id_conflict
 from aalis_plugin_memory_postgres.schema import quote_schema
 
 
@@ -129,4 +140,31 @@ async def archive_exact(
     return len(wanted)
 
 
-__all__ = ["ExactSql", "archive_exact", "message_id"]
+class PostgresExact(PostgresBase):
+    """The ``ExactArchiving`` storage methods (a mixin of ``PostgresMemory``)."""
+
+    @functools.cached_property
+    def _exact(self) -> ExactSql:
+        return ExactSql(self.schema)
+
+    async def _history_snapshot(self, session_id: str) -> HistorySnapshot:
+        rows = await self._fetch(self._exact.snapshot, (escape(session_id),))
+        decoded = decode_messages_indexed([row[1] for row in rows], self._corrupt(session_id))
+        return HistorySnapshot(
+            tuple(message for _index, message in decoded),
+            tuple(message_id(rows[index][0], rows[index][1]) for index, _message in decoded),
+        )
+
+    async def _archive_exact(self, session_id: str, commit: ExactCommit) -> int:
+        marker = commit.marker
+        row = None if marker is None else message_columns(marker.message, marker.timestamp)
+        try:
+            async with self.pool.connection() as conn:
+                return await archive_exact(
+                    conn, self._exact, session_id, commit.ids, commit.guard, row, commit.updated_at
+                )
+        except UniqueViolation as exc:  # the marker's id is stored already: nothing committed
+            raise id_conflict(exc) from None
+
+
+__all__ = ["ExactSql", "PostgresExact", "archive_exact", "message_id"]

@@ -13,10 +13,12 @@ holders go through ``codec.escape`` like every other text (``text`` cannot hold 
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from psycopg import AsyncConnection
 
+from aalis_plugin_memory_postgres.base import PostgresBase
 from aalis_plugin_memory_postgres.codec import escape
 from aalis_plugin_memory_postgres.schema import quote_schema
 
@@ -53,11 +55,12 @@ async def release_lease(conn: AsyncConnection[Any], sql: LeaseSql, name: str, ho
     return await cursor.fetchone() is not None
 
 
-class PostgresLeases:
-    """The ``Leases`` storage methods of ``PostgresMemory`` (its ``pool`` and ``_lease_sql``)."""
+class PostgresLeases(PostgresBase):
+    """The ``Leases`` storage methods (a mixin of ``PostgresMemory``)."""
 
-    pool: Any
-    _lease_sql: LeaseSql
+    @functools.cached_property
+    def _lease_sql(self) -> LeaseSql:
+        return LeaseSql(self.schema)
 
     async def _acquire_lease(self, name: str, holder: str, ttl_ms: int, now: int) -> bool:
         # ``now`` (the caller's clock) is not used: the server's clock decides expiry.

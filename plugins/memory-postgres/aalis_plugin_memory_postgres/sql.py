@@ -1,4 +1,4 @@
-"""The statements of ``PostgresMemory`` (store.py), with the schema name filled in once.
+"""The statements of ``PostgresMemory`` (its job modules), with the schema name filled in once.
 
 Why each statement has its shape is said beside it; the indexes they rely on are in
 ``schema.py``, and ``tests/test_plans.py`` checks the plans of the hot ones with EXPLAIN.

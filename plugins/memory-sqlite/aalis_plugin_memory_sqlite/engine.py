@@ -1,6 +1,6 @@
 """The synchronous storage work, run on the store's worker thread with its own connection.
 
-Every method here receives arguments the async facade (``store.py``) has already validated
+Every method here receives arguments the async job modules (``history.py``, ...) have validated
 and encoded, so nothing in this module judges caller input; it only turns it into SQL.
 Hot paths use raw ``sqlite3`` with fixed SQL text, which the connection keeps as prepared
 statements (``cached_statements``); sqlite-utils is used for the schema (``schema.py``).
@@ -14,6 +14,10 @@ and merge them, so no query sorts a whole session.
 Write transactions start with ``BEGIN IMMEDIATE`` so the write lock is taken (and waited
 for, under ``busy_timeout``) before anything is read; every transaction goes through
 ``transaction.py``.
+
+The messages' jobs are here; the metadata statements are functions of an ``Engine`` in
+``metadata.py``, exact archiving and leases functions of its connection in ``exact.py`` and
+``leases.py``, all run on the same threads.
 """
 
 from __future__ import annotations
@@ -23,13 +27,7 @@ import sqlite3
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from aalis_api_memory import (
-    MessageIdConflict,
-    MetadataEntry,
-    SessionInfo,
-    StoredRecord,
-    decode_metadata,
-)
+from aalis_api_memory import MessageIdConflict, SessionInfo, StoredRecord
 from aalis_schema_message import Message
 
 from aalis_plugin_memory_sqlite.bulk_writes import (
@@ -97,12 +95,6 @@ _ACTIVE_SPAN = (
 )
 _LAST_TS = "SELECT max(timestamp) FROM messages WHERE session_id = ? AND archived = ?"
 
-_PUT = (
-    "INSERT INTO metadata (namespace, key, data, updated_at) VALUES (?, ?, ?, ?)"
-    " ON CONFLICT (namespace, key) DO UPDATE SET data = excluded.data, updated_at = excluded.updated_at"
-)
-_DELETE = "DELETE FROM metadata WHERE namespace = ? AND key = ?"
-
 
 def _everything(limit: Limit) -> bool:
     """``inf``, or a count no table can reach (and SQLite could not bind)."""
@@ -153,13 +145,13 @@ class Engine:
         self.conn = conn
         self.range_query_limit = range_query_limit
         self.cross_session_max_limit = cross_session_max_limit
-        self._warn = warn
+        self.warn = warn
 
     # -- internals ---------------------------------------------------------------------
 
     def _corrupt(self, session_id: str) -> Callable[[int, str], None]:
         def report(index: int, error: str) -> None:
-            self._warn(
+            self.warn(
                 "skipped an unreadable message row",
                 session_id=session_id,
                 position=index,
@@ -529,59 +521,6 @@ class Engine:
             if active + archived:
                 self._refresh_stats(session_id, active, conversation, archived)
         return active + archived
-
-    # -- metadata ----------------------------------------------------------------------
-
-    def save_metadata(self, namespace: str, key: str, text: str, now: int) -> None:
-        self.conn.execute(_PUT, (namespace, key, text, now))
-
-    def get_metadata(self, namespace: str, key: str) -> dict[str, Any] | None:
-        row = self.conn.execute(
-            "SELECT data FROM metadata WHERE namespace = ? AND key = ?", (namespace, key)
-        ).fetchone()
-        if row is None:
-            return None
-        data = decode_metadata(row[0])
-        if data is None:
-            self._warn("unreadable metadata entry read as None", namespace=namespace, key=key)
-        return data
-
-    def list_metadata(self, namespace: str) -> list[MetadataEntry]:
-        entries: list[MetadataEntry] = []
-        for key, text, updated_at in self.conn.execute(
-            "SELECT key, data, updated_at FROM metadata WHERE namespace = ? ORDER BY key",
-            (namespace,),
-        ):
-            data = decode_metadata(text)
-            if data is not None:
-                entries.append(MetadataEntry(key=key, data=data, updated_at=updated_at))
-        return entries
-
-    def list_metadata_keys(self, namespace: str) -> list[str]:
-        rows = self.conn.execute(
-            "SELECT key FROM metadata WHERE namespace = ? ORDER BY key", (namespace,)
-        )
-        return [row[0] for row in rows]
-
-    def delete_metadata(self, namespace: str, key: str) -> None:
-        self.conn.execute(_DELETE, (namespace, key))
-
-    def commit_metadata(self, ops: Sequence[tuple[str, str, str, str | None]], now: int) -> None:
-        conn = self.conn
-        with transaction(conn):
-            for op, namespace, key, text in ops:
-                if op == "put":
-                    conn.execute(_PUT, (namespace, key, text, now))
-                else:
-                    conn.execute(_DELETE, (namespace, key))
-
-    def list_namespaces(self) -> list[str]:
-        return [
-            row[0]
-            for row in self.conn.execute(
-                "SELECT DISTINCT namespace FROM metadata ORDER BY namespace"
-            )
-        ]
 
 
 __all__ = ["Engine", "Row", "id_conflict", "is_id_conflict"]

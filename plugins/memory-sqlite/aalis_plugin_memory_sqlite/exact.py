@@ -21,11 +21,20 @@ import sqlite3
 import zlib
 from collections.abc import Callable, Sequence
 
-from aalis_api_memory import ArchiveConflict, CheckedGuard, decode_metadata, same_entry
+from aalis_api_memory import (
+    ArchiveConflict,
+    CheckedGuard,
+    ExactCommit,
+    HistorySnapshot,
+    decode_metadata,
+    same_entry,
+)
 from aalis_schema_message import Message
 
 from aalis_core.gc_pause import gc_paused
-from aalis_plugin_memory_sqlite.codec import Row, decode_messages_indexed
+from aalis_plugin_memory_sqlite.base import SqliteBase
+from aalis_plugin_memory_sqlite.codec import Row, decode_messages_indexed, message_columns
+from aalis_plugin_memory_sqlite.engine import id_conflict, is_id_conflict
 from aalis_plugin_memory_sqlite.transaction import transaction
 
 _SNAPSHOT = (
@@ -159,4 +168,25 @@ def archive_exact(
     return len(wanted)
 
 
-__all__ = ["archive_exact", "history_snapshot", "message_id"]
+class SqliteExact(SqliteBase):
+    """The ``ExactArchiving`` storage methods (a mixin of ``SqliteMemory``)."""
+
+    async def _history_snapshot(self, session_id: str) -> HistorySnapshot:
+        report = self.engine.corrupt_reporter(session_id)
+        messages, ids = await self._on_connection(history_snapshot, session_id, report)
+        return HistorySnapshot(tuple(messages), tuple(ids))
+
+    async def _archive_exact(self, session_id: str, commit: ExactCommit) -> int:
+        marker = commit.marker
+        row = None if marker is None else message_columns(marker.message, marker.timestamp)
+        try:
+            return await self._on_connection(
+                archive_exact, session_id, commit.ids, commit.guard, row, commit.updated_at
+            )
+        except sqlite3.IntegrityError as exc:
+            if is_id_conflict(exc):  # the marker named a stored id
+                raise id_conflict(exc) from None
+            raise
+
+
+__all__ = ["SqliteExact", "archive_exact", "history_snapshot", "message_id"]

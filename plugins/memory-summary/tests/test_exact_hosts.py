@@ -29,6 +29,7 @@ from aalis_agent import run_clear
 from aalis_api_memory import CompressionError, compression, memory
 from aalis_plugin_memory_summary import MemorySummary
 from aalis_schema_message import Message
+from aalis_test_support.backends import drop_server_data
 
 from aalis_core import Host
 from aalis_core.markers import hookimpl
@@ -146,18 +147,7 @@ def pair(
             try:
                 yield sides[0], sides[1]
             finally:
-                if name == "memory-mongodb":
-                    from aalis_plugin_memory_mongodb.testing import drop_database
-
-                    table = config["plugins"][name]
-                    with contextlib.suppress(Exception):
-                        await asyncio.to_thread(drop_database, table["uri"], table["database"])
-                elif name == "memory-postgres":
-                    from aalis_plugin_memory_postgres.testing import drop_schema
-
-                    table = config["plugins"][name]
-                    with contextlib.suppress(Exception):
-                        await asyncio.to_thread(drop_schema, table["uri"], table["schema"])
+                await drop_server_data(name, config["plugins"][name])
 
     return start
 

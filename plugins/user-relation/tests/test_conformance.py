@@ -6,11 +6,10 @@ wire-protocol server)."""
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-import pytest
 import pytest_asyncio
 from aalis_api_relation import PersonRef
 from aalis_api_relation_conformance import RelationConformance, sentence
@@ -60,45 +59,31 @@ class TestUserRelationOnInmemory(RelationConformance):
             yield _Harness(World(host, plugin))
 
 
-@pytest.fixture(scope="module")
-def pg_uri() -> str:
-    testing = pytest.importorskip("aalis_plugin_memory_postgres.testing")
-    uri: str = testing.shared_server().uri
-    return uri
-
-
 class TestUserRelationOnPostgres(RelationConformance):
     @pytest_asyncio.fixture
-    async def harness(self, pg_uri: str) -> AsyncIterator[_Harness]:
+    async def harness(self, postgres_uri: str) -> AsyncIterator[_Harness]:
         from aalis_plugin_memory_postgres.plugin import MemoryPostgres
-        from aalis_plugin_memory_postgres.testing import drop_schema
+        from aalis_test_support.postgres import drop_schema
 
         schema = f"facts_{uuid.uuid4().hex[:8]}"
-        config = {"memory-postgres": {"uri": pg_uri, "schema": schema}}
+        config = {"memory-postgres": {"uri": postgres_uri, "schema": schema}}
         host, plugin = await _hosted(MemoryPostgres(), config)
         try:
             async with host:
                 yield _Harness(World(host, plugin))
         finally:
-            drop_schema(pg_uri, schema)
-
-
-@pytest.fixture(scope="module")
-def mongo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    testing = pytest.importorskip("aalis_plugin_memory_mongodb.testing")
-    with testing.wire_server(tmp_path_factory.mktemp("nx")) as server:
-        yield server
+            drop_schema(postgres_uri, schema)
 
 
 class TestUserRelationOnMongodb(RelationConformance):
     @pytest_asyncio.fixture
-    async def harness(self, mongo: Any) -> AsyncIterator[_Harness]:
+    async def harness(self, mongodb_server: Any) -> AsyncIterator[_Harness]:
         from aalis_plugin_memory_mongodb.plugin import MemoryMongodb
 
         config = {
             "memory-mongodb": {
-                "uri": mongo.uri,
-                "database": mongo.database,
+                "uri": mongodb_server.uri,
+                "database": mongodb_server.database,
                 "collection_prefix": f"f{uuid.uuid4().hex[:8]}_",
             }
         }

@@ -12,15 +12,14 @@ outer query restores the exact order of what it found. When a narrow scope still
 than ``k``, the same query runs again without the index (an exact scan of the rows in scope,
 found through ``(model_id, session_id)``), so ``k`` hits come back whenever ``k`` exist.
 
-Text columns hold any string: U+0000 (which PostgreSQL's ``text`` refuses) is escaped by an
-order-preserving code (``\\x00`` -> ``\\x01\\x01``, ``\\x01`` -> ``\\x01\\x02``).
+Text columns hold any string (``codec.py``); the tables, their migrations and the per-model
+indexes are in ``schema.py``.
 """
 
 from __future__ import annotations
 
 import asyncio
 import math
-import zlib
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -48,50 +47,17 @@ from psycopg import AsyncConnection, sql
 from psycopg_pool import AsyncConnectionPool
 
 from aalis_core.logging import redact
+from aalis_plugin_vectorstore_pgvector.codec import (
+    check_text,
+    escape,
+    escape_optional,
+    unescape,
+    vector_literal,
+)
 from aalis_plugin_vectorstore_pgvector.config import PgvectorConfig
+from aalis_plugin_vectorstore_pgvector.schema import create_index, index_name, migrate
 
-SCHEMA_VERSION = 2
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
-
-
-def escape(value: str) -> str:
-    if "\x00" not in value and "\x01" not in value:
-        return value
-    return value.replace("\x01", "\x01\x02").replace("\x00", "\x01\x01")
-
-
-def unescape(value: str) -> str:
-    if "\x01" not in value:
-        return value
-    out: list[str] = []
-    chars = iter(value)
-    for char in chars:
-        if char == "\x01":
-            out.append("\x00" if next(chars, "\x02") == "\x01" else "\x01")
-        else:
-            out.append(char)
-    return "".join(out)
-
-
-def _opt(value: str | None) -> str | None:
-    return None if value is None else escape(value)
-
-
-def _check_text(value: str | None, what: str) -> None:
-    if value is None:
-        return
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError as exc:
-        raise ValueError(f"{what} is not valid text: lone surrogate at index {exc.start}") from None
-
-
-def vector_literal(row: Sequence[float]) -> str:
-    return "[" + ",".join(repr(float(value)) for value in row) + "]"
-
-
-def _index_name(model_id: str) -> str:
-    return f"vectors_hnsw_{zlib.crc32(model_id.encode('utf-8')):08x}"
 
 
 class PgvectorStore:
@@ -131,7 +97,7 @@ class PgvectorStore:
             async with asyncio.timeout(timeout + 1):
                 await pool.open(wait=config.min_pool_size > 0, timeout=timeout)
                 async with pool.connection(timeout=timeout) as conn:
-                    await store._migrate(conn)
+                    await migrate(conn, config.schema)
         except Exception as exc:
             await pool.close()
             where = redact(config.uri)
@@ -143,78 +109,6 @@ class PgvectorStore:
             await pool.close()
             raise
         return store
-
-    async def _migrate(self, conn: AsyncConnection[Any]) -> None:
-        s = self._s
-        async with conn.transaction():
-            key = zlib.crc32(f"aalis-vectorstore-pgvector:{self.schema}".encode())
-            await conn.execute("SELECT pg_advisory_xact_lock(%s)", (key,))
-            cursor = await conn.execute("SELECT 1 FROM pg_extension WHERE extname = 'vector'")
-            if await cursor.fetchone() is None:
-                # Needs CREATE on the database; a DBA may have created it instead.
-                await conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
-            # CREATE SCHEMA IF NOT EXISTS needs CREATE on the database even when the schema
-            # exists: a role that owns a schema a DBA made for it must not need that grant.
-            cursor = await conn.execute(
-                "SELECT 1 FROM pg_namespace WHERE nspname = %s", (self.schema,)
-            )
-            if await cursor.fetchone() is None:
-                await conn.execute(f"CREATE SCHEMA IF NOT EXISTS {s}")
-            await conn.execute(
-                f"CREATE TABLE IF NOT EXISTS {s}.aalis_migrations (version integer PRIMARY KEY,"
-                " applied_at timestamptz NOT NULL DEFAULT now())"
-            )
-            cursor = await conn.execute(
-                f"SELECT coalesce(max(version), 0) FROM {s}.aalis_migrations"
-            )
-            row = await cursor.fetchone()
-            current = int(row[0]) if row else 0
-            if current > SCHEMA_VERSION:
-                raise VectorStoreUnavailable(
-                    f"schema {self.schema!r} has version {current}; this plugin knows only up to "
-                    f"{SCHEMA_VERSION} (upgrade it; nothing was changed)"
-                )
-            if current < 1:
-                await conn.execute(
-                    f"""CREATE TABLE {s}.vectors (
-                        session_id text COLLATE "C" NOT NULL,
-                        ts bigint NOT NULL,
-                        role text COLLATE "C" NOT NULL,
-                        model_id text COLLATE "C" NOT NULL,
-                        text text NOT NULL,
-                        platform text COLLATE "C",
-                        user_id text COLLATE "C",
-                        embedding vector NOT NULL,
-                        PRIMARY KEY (session_id, ts, role))"""
-                )
-                await conn.execute(
-                    f"CREATE INDEX vectors_scope ON {s}.vectors (model_id, session_id)"
-                )
-                await conn.execute(
-                    f'CREATE TABLE {s}.models (model_id text COLLATE "C" PRIMARY KEY,'
-                    " dim integer NOT NULL)"
-                )
-                await conn.execute(f"INSERT INTO {s}.aalis_migrations (version) VALUES (1)")
-            if current < 2:
-                # Keyed on the message id from now on. Vectors written before have none:
-                # they are dropped and their sessions remembered until memory-vector has
-                # recorded them as index gaps (re-embedded from the message store).
-                await conn.execute(
-                    f'CREATE TABLE {s}.dropped_sessions (session_id text COLLATE "C" PRIMARY KEY)'
-                )
-                await conn.execute(
-                    f"INSERT INTO {s}.dropped_sessions SELECT DISTINCT session_id FROM {s}.vectors"
-                )
-                await conn.execute(f"DELETE FROM {s}.vectors")
-                await conn.execute(f"ALTER TABLE {s}.vectors DROP CONSTRAINT vectors_pkey")
-                await conn.execute(
-                    f'ALTER TABLE {s}.vectors ADD COLUMN message_id text COLLATE "C" NOT NULL'
-                )
-                await conn.execute(f"ALTER TABLE {s}.vectors ADD PRIMARY KEY (message_id)")
-                await conn.execute(
-                    f"CREATE INDEX vectors_session_ts ON {s}.vectors (session_id, ts)"
-                )
-                await conn.execute(f"INSERT INTO {s}.aalis_migrations (version) VALUES (2)")
 
     @property
     def pool(self) -> AsyncConnectionPool[Any]:
@@ -257,18 +151,7 @@ class PgvectorStore:
             if await cursor.fetchone() is not None:
                 raise DimensionMismatch(model_id, known, dim)
             await conn.execute(f"UPDATE {s}.models SET dim = %s WHERE model_id = %s", (dim, mid))
-        await self._create_index(conn, model_id, dim)
-
-    async def _create_index(self, conn: AsyncConnection[Any], model_id: str, dim: int) -> None:
-        index = sql.Identifier(_index_name(model_id))
-        schema = sql.Identifier(self.schema)
-        await conn.execute(sql.SQL("DROP INDEX IF EXISTS {}.{}").format(schema, index))
-        await conn.execute(
-            sql.SQL(
-                "CREATE INDEX {} ON {}.vectors USING hnsw ((embedding::vector({})) vector_cosine_ops)"
-                " WHERE model_id = {}"
-            ).format(index, schema, sql.Literal(dim), sql.Literal(escape(model_id)))
-        )
+        await create_index(conn, self.schema, model_id, dim)
 
     async def drop_index(self, model_id: str) -> None:
         """Drop the model's HNSW index, before a bulk load (inserting into HNSW is the slow part).
@@ -276,7 +159,7 @@ class PgvectorStore:
         Searches stay correct meanwhile (the exact form over the rows in scope), only slower;
         ``build_index`` puts the index back.
         """
-        index = sql.Identifier(_index_name(model_id))
+        index = sql.Identifier(index_name(model_id))
         async with self.pool.connection() as conn:
             await conn.execute(
                 sql.SQL("DROP INDEX IF EXISTS {}.{}").format(sql.Identifier(self.schema), index)
@@ -292,7 +175,7 @@ class PgvectorStore:
             row = await cursor.fetchone()
             if row is None:
                 return
-            await self._create_index(conn, model_id, int(row[0]))
+            await create_index(conn, self.schema, model_id, int(row[0]))
 
     async def upsert(self, records: Sequence[VectorRecord]) -> int:
         batch = check_records(records)
@@ -308,7 +191,7 @@ class PgvectorStore:
                 (record.platform, "platform"),
                 (record.user_id, "user_id"),
             ):
-                _check_text(value, what)
+                check_text(value, what)
             if not INT64_MIN <= record.timestamp <= INT64_MAX:
                 raise ValueError(f"timestamp {record.timestamp} does not fit in a bigint")
             key = escape(record.message_id)
@@ -320,8 +203,8 @@ class PgvectorStore:
                 escape(record.role),
                 escape(record.model_id),
                 escape(record.text),
-                _opt(record.platform),
-                _opt(record.user_id),
+                escape_optional(record.platform),
+                escape_optional(record.user_id),
                 vector_literal(float_row(record.vector)),
             )
         if not rows:

@@ -4,16 +4,10 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 
-import pytest
 import pytest_asyncio
 from aalis_api_vectorstore_conformance import VectorStoreConformance
-from aalis_plugin_memory_postgres.testing import TestServer, fresh_schema, shared_server
 from aalis_plugin_vectorstore_pgvector import PgvectorConfig, PgvectorStore
-
-
-@pytest.fixture(scope="session")
-def pg_server() -> TestServer:
-    return shared_server()
+from aalis_test_support.postgres import TestServer, fresh_schema
 
 
 class TestPgvectorConformance(VectorStoreConformance):

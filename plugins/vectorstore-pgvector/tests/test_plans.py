@@ -12,19 +12,14 @@ import random
 from collections.abc import AsyncIterator
 from typing import Any
 
-import pytest
 import pytest_asyncio
 from aalis_api_vectorstore.types import ScopeFilter, VectorRecord
-from aalis_plugin_memory_postgres.testing import TestServer, fresh_schema, shared_server
 from aalis_plugin_vectorstore_pgvector import PgvectorConfig, PgvectorStore
-from aalis_plugin_vectorstore_pgvector.store import _index_name, vector_literal
+from aalis_plugin_vectorstore_pgvector.codec import vector_literal
+from aalis_plugin_vectorstore_pgvector.schema import index_name
+from aalis_test_support.postgres import TestServer, fresh_schema
 
 N = 4_000
-
-
-@pytest.fixture(scope="session")
-def pg_server() -> TestServer:
-    return shared_server()
 
 
 @pytest_asyncio.fixture
@@ -74,7 +69,7 @@ async def test_a_search_scans_its_models_hnsw_index(filled: PgvectorStore) -> No
     document = row[0] if not isinstance(row[0], str) else json.loads(row[0])
     nodes = _nodes(document[0]["Plan"])
     scans = [n for n in nodes if "Scan" in n["Node Type"] and n["Node Type"] != "Subquery Scan"]
-    assert [n.get("Index Name") for n in scans] == [_index_name("wide")], scans
+    assert [n.get("Index Name") for n in scans] == [index_name("wide")], scans
     assert all(n["Node Type"] != "Seq Scan" for n in nodes)
 
 
@@ -102,5 +97,5 @@ async def test_a_bulk_load_without_the_index_searches_the_same_and_rebuilds_it(
             "SELECT indexname FROM pg_indexes WHERE schemaname = %s", (filled.schema,)
         )
         names = {row[0] for row in await cursor.fetchall()}
-    assert _index_name("wide") in names
+    assert index_name("wide") in names
     assert [h.key for h in await filled.search(query, 5, where)] == before

@@ -11,21 +11,15 @@ from collections.abc import Iterator
 
 import psycopg
 import pytest
-from aalis_plugin_memory_postgres.testing import (
+from aalis_plugin_vectorstore_pgvector import PgvectorConfig, PgvectorStore
+from aalis_test_support.postgres import (
     TestServer,
     drop_schema,
     new_schema_name,
-    shared_server,
     uri_as,
 )
-from aalis_plugin_vectorstore_pgvector import PgvectorConfig, PgvectorStore
 from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict
-
-
-@pytest.fixture(scope="session")
-def pg_server() -> TestServer:
-    return shared_server()
 
 
 @pytest.fixture

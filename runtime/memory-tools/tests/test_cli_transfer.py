@@ -6,7 +6,7 @@ through a second host and counted. ``AALIS_LOAD_PLUGINS`` keeps other installed 
 out of these hosts, so the tests depend only on the backends they name.
 
 MongoDB: ``$AALIS_TEST_MONGODB_URI`` when set, else the pinned nx-27017 wire-protocol
-server started on loopback by ``aalis_plugin_memory_mongodb.testing.wire_server`` (the
+server started on loopback by ``aalis_test_support.mongodb.wire_server`` (the
 launcher every MongoDB suite shares).
 """
 
@@ -15,7 +15,6 @@ from __future__ import annotations
 import asyncio
 import json
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -511,18 +510,6 @@ async def test_missing_extension_is_named(two_stores: Any) -> None:
 # --------------------------------------------------------------------------------------
 # aalis migrate: SQLite -> MongoDB (nx-27017) -> SQLite
 # --------------------------------------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def mongodb_uri(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """``$AALIS_TEST_MONGODB_URI``, else nx-27017 on a free loopback port for this module."""
-    testing = pytest.importorskip(
-        "aalis_plugin_memory_mongodb.testing", reason="memory-mongodb is not installed"
-    )
-    if reason := testing.unavailable():
-        pytest.skip(reason)
-    with testing.wire_server(tmp_path_factory.mktemp("nx-27017")) as server:
-        yield server.uri
 
 
 def test_migrate_sqlite_to_mongodb_and_back_keeps_everything(

@@ -273,17 +273,6 @@ def test_import_and_migrate_refuse_a_volatile_target(
 # --------------------------------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def mongodb_uri(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    testing = pytest.importorskip(
-        "aalis_plugin_memory_mongodb.testing", reason="memory-mongodb is not installed"
-    )
-    if reason := testing.unavailable():
-        pytest.skip(reason)
-    with testing.wire_server(tmp_path_factory.mktemp("nx-27017")) as server:
-        yield server.uri
-
-
 def mongo_config(path: Path, uri: str, extra: str = "") -> Path:
     return write_config(
         path,

@@ -1,18 +1,19 @@
 """A MongoDB for tests and benchmarks: ``$AALIS_TEST_MONGODB_URI``, else nx-27017 on loopback.
 
-Every suite that runs a backend on MongoDB (this plugin's, memory-summary's, the reliability
+Every suite that runs a backend on MongoDB (memory-mongodb's, memory-summary's, the reliability
 suite, the CLI transfer tests) and the MongoDB benchmarks need the same server, and test helpers
 cannot be imported across test directories under ``--import-mode=importlib``. So the launcher
-ships with the backend, as the conformance kit ships with the contract, and the fixtures that
-use it are thin wrappers.
+lives in this unpublished distribution, and the fixtures that use it (``fixtures.py``) are thin
+wrappers.
 
-nx-27017 (pinned in this plugin's ``test`` extra) is a MongoDB wire-protocol server on SQLite:
+nx-27017 (pinned in this distribution's ``mongodb`` extra) is a MongoDB wire-protocol server on SQLite:
 ``wire_server`` starts it on a free loopback port, waits until it answers a ping and stops it at
 the end, so running the tests needs no MongoDB installed. With ``AALIS_TEST_MONGODB_URI`` set,
 that server is used instead and nothing is started.
 
 pymongo is imported inside the functions that talk to a server: importing this module (or the
-plugin) stays cheap, and a caller that only asks whether a server is available pays nothing.
+pytest plugin, ``fixtures.py``) stays cheap, and a caller that only asks whether a server is
+available pays nothing.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ from urllib.parse import quote
 import attrs
 from aalis_api_memory import BackendUnavailable
 
-from aalis_plugin_memory_mongodb.redaction import Redactor
+from aalis_core.redaction import UriRedactor as Redactor
 
 ENV_URI = "AALIS_TEST_MONGODB_URI"
 STARTUP_SECONDS = 30
@@ -270,3 +271,17 @@ def wire_server(workdir: Path, *, in_memory: bool = True) -> Iterator[TestServer
         yield TestServer(uri, database, NX, storage)
     finally:
         _stop(proc)
+
+
+__all__ = [
+    "ENV_URI",
+    "EXTERNAL",
+    "NX",
+    "STARTUP_SECONDS",
+    "ServerUnavailable",
+    "TestServer",
+    "drop_database",
+    "nx_command",
+    "unavailable",
+    "wire_server",
+]

