@@ -36,14 +36,14 @@ class _Units:
     language = "any"
 
     def to_words(self, text: str) -> list[str]:
-        from aalis_plugin_memory_summary.extractive import units_of
+        from aalis_plugin_memory_summary._extractive import units_of
 
         return sorted(units_of(text))
 
 
 def summariser(name: str) -> Callable[[str | None, Sequence[tuple[str, str]]], str]:
     from aalis_agent import estimate_text_tokens
-    from aalis_plugin_memory_summary import extractive
+    from aalis_plugin_memory_summary import _extractive as extractive
     from sumy.models.dom import ObjectDocumentModel, Paragraph, Sentence
     from sumy.summarizers.lex_rank import LexRankSummarizer
     from sumy.summarizers.text_rank import TextRankSummarizer

@@ -53,7 +53,7 @@ def _items(n: int) -> list[dict[str, Any]]:
 
 
 async def _host(data: Path) -> Any:
-    from aalis_plugin_memory_sqlite.plugin import MemorySqlite
+    from aalis_plugin_memory_sqlite import MemorySqlite
 
     from aalis_core import Host
 

@@ -525,8 +525,7 @@ async def long_writes(args: argparse.Namespace, report: Report, workdir: Path) -
 
 async def mongodb_part(args: argparse.Namespace, report: Report, workdir: Path) -> list[list[Any]]:
     from aalis_api_memory import RecentMessagesQuery
-    from aalis_plugin_memory_mongodb.config import MongoConfig
-    from aalis_plugin_memory_mongodb.store import MongoMemory
+    from aalis_plugin_memory_mongodb import MongoConfig, MongoMemory
 
     table: list[list[Any]] = []
     async with mongodb_server(workdir) as (uri, server):

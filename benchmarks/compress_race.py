@@ -33,7 +33,7 @@ T0 = 1_700_000_000_000
 
 #: ``aalis`` with the backend's exact archiving hidden from memory-summary (``positional``).
 POSITIONAL_CLI = (
-    "import aalis_plugin_memory_summary.service as service\n"
+    "import aalis_plugin_memory_summary._service as service\n"
     "service.has_exact_archiving = lambda memory: False\n"
     "from aalis_core.cli import cli\n"
     "cli(prog_name='aalis')\n"

@@ -91,8 +91,9 @@ def repeats(size: int, quick: bool = False) -> int:
 
 async def measure(size: int, workdir: Path, quick: bool) -> dict[str, Any]:
     from aalis_api_memory import compression, memory
-    from aalis_plugin_memory_sqlite.plugin import MemorySqlite
-    from aalis_plugin_memory_summary import MemorySummary, extractive
+    from aalis_plugin_memory_sqlite import MemorySqlite
+    from aalis_plugin_memory_summary import MemorySummary
+    from aalis_plugin_memory_summary import _extractive as extractive
 
     from aalis_core import Host
 
@@ -142,7 +143,7 @@ async def measure(size: int, workdir: Path, quick: bool) -> dict[str, Any]:
 
 
 async def main(args: argparse.Namespace) -> None:
-    from aalis_plugin_memory_summary.config import MemorySummaryConfig
+    from aalis_plugin_memory_summary import MemorySummaryConfig
 
     sizes = args.sizes or (QUICK_SIZES if args.quick else SIZES)
     report = Report(

@@ -50,8 +50,8 @@ STALE_TARGET = 0.02
 def _host(
     db: Path, config: dict[str, Any] | None = None, model_url: str | None = None
 ) -> tuple[Any, Any]:
-    from aalis_plugin_memory_sqlite.plugin import MemorySqlite
-    from aalis_plugin_user_relation.plugin import UserRelation
+    from aalis_plugin_memory_sqlite import MemorySqlite
+    from aalis_plugin_user_relation import UserRelation
 
     from aalis_core import Host
 
@@ -59,7 +59,7 @@ def _host(
     plugins: list[Any] = [MemorySqlite(), plugin]
     tables: dict[str, Any] = {"memory-sqlite": {"path": str(db)}, "user-relation": config or {}}
     if model_url is not None:
-        from aalis_plugin_openai.plugin import LlmOpenai
+        from aalis_plugin_openai import LlmOpenai
 
         plugins.insert(1, LlmOpenai())
         tables["llm-openai"] = {"base_url": model_url, "model": "scripted", "api_key": "x"}
@@ -70,7 +70,7 @@ def _host(
 def scripted_model() -> Iterator[tuple[str, list[int]]]:
     """An OpenAI-compatible server that answers the extraction prompt by running the offline
     rules on each numbered line; yields its URL and the batch sizes it was asked."""
-    from aalis_plugin_user_relation.extractor import extract
+    from aalis_plugin_user_relation._extractor import extract
 
     batches: list[int] = []
 
@@ -178,7 +178,7 @@ async def quality(workdir: Path, model_url: str | None = None) -> dict[str, Any]
 async def cost(workdir: Path, messages: int) -> dict[str, Any]:
     """What a turn pays, and how fast the deriver reads."""
     from aalis_api_memory import memory
-    from aalis_plugin_user_relation.extractor import extract
+    from aalis_plugin_user_relation._extractor import extract
 
     texts = [t for c in CONVERSATIONS for s, t in c["turns"] if s != "assistant"]
     host, plugin = _host(workdir / "cost.db", {"queue_size": messages + 10})

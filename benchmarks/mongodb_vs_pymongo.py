@@ -121,8 +121,7 @@ class HandWritten:
 
 async def main(args: argparse.Namespace) -> None:
     from aalis_api_memory import Put, StoredMessage
-    from aalis_plugin_memory_mongodb.config import MongoConfig
-    from aalis_plugin_memory_mongodb.store import MongoMemory
+    from aalis_plugin_memory_mongodb import MongoConfig, MongoMemory
     from aalis_schema_message import Message
     from pymongo import AsyncMongoClient
 

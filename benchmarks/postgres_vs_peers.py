@@ -254,9 +254,9 @@ async def history_benchmarks(args: argparse.Namespace, report: Report, uri: str)
 
 async def vector_benchmarks(args: argparse.Namespace, report: Report, uri: str) -> None:
     import psycopg
-    from aalis_api_vectorstore.types import ScopeFilter, VectorRecord
+    from aalis_api_vectorstore import ScopeFilter, VectorRecord
     from aalis_plugin_vectorstore_pgvector import PgvectorConfig, PgvectorStore
-    from aalis_plugin_vectorstore_pgvector.codec import vector_literal
+    from aalis_plugin_vectorstore_pgvector._codec import vector_literal
 
     n = 5_000 if args.quick else 100_000
     schema = f"bench_vec_{uuid.uuid4().hex[:8]}"

@@ -69,9 +69,9 @@ from _harness import (
 )
 from aalis_api_embedding import HashEmbedder
 from aalis_api_vectorstore import ScopeFilter, VectorRecord
-from aalis_plugin_vectorstore_sqlite.engine import Engine
-from aalis_plugin_vectorstore_sqlite.schema import connect
-from aalis_plugin_vectorstore_sqlite.store import SqliteVectorStore
+from aalis_plugin_vectorstore_sqlite import SqliteVectorStore
+from aalis_plugin_vectorstore_sqlite._engine import Engine
+from aalis_plugin_vectorstore_sqlite._schema import connect
 
 NAME = "recall_speed"
 DIM = 384

@@ -38,9 +38,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _harness import Report, interleaved, parse_args, print_table, ratio, run, scratch_dir, sync
 from aalis_api_memory import StoredMessage
 from aalis_plugin_memory_sqlite import SqliteMemory
-from aalis_plugin_memory_sqlite.codec import message_columns
-from aalis_plugin_memory_sqlite.engine import _HISTORY, Engine
-from aalis_plugin_memory_sqlite.schema import connect
+from aalis_plugin_memory_sqlite._codec import message_columns
+from aalis_plugin_memory_sqlite._engine import _HISTORY, Engine
+from aalis_plugin_memory_sqlite._schema import connect
 from aalis_schema_message import Message
 
 NAME = "sqlite_history"

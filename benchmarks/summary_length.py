@@ -45,8 +45,8 @@ def _percentile(values: list[float], share: float) -> float:
 
 async def main(args: argparse.Namespace) -> None:
     from aalis_agent import estimate_text_tokens
-    from aalis_plugin_memory_summary import extractive
-    from aalis_plugin_memory_summary.check import summary_floor
+    from aalis_plugin_memory_summary import _extractive as extractive
+    from aalis_plugin_memory_summary._check import summary_floor
 
     conversations = [c for c in (*CONVERSATIONS, *HELD_OUT) if not args.quick or c.name in QUICK]
     report = Report(

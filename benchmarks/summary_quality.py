@@ -50,7 +50,7 @@ COMPRESS_EVERY = 20
 @contextlib.contextmanager
 def summariser(contender: str) -> Iterator[None]:
     """Run the service with the ``new`` (shipped) extractive algorithm or another one."""
-    from aalis_plugin_memory_summary import extractive
+    from aalis_plugin_memory_summary import _extractive as extractive
 
     if contender == "new":
         yield
@@ -67,7 +67,7 @@ def summariser(contender: str) -> Iterator[None]:
 
 async def replies_for(conversation: Conversation) -> list[str | None]:
     """The assistant's reply to each user line (None: the user goes on without one)."""
-    from aalis_plugin_chat.standin import StandInModel
+    from aalis_plugin_chat import StandInModel
     from aalis_schema_message import Message
 
     style = conversation.replies
@@ -112,11 +112,11 @@ async def compress_conversation(
     from aalis_core import Host
 
     if backend == "memory-sqlite":
-        from aalis_plugin_memory_sqlite.plugin import MemorySqlite as Backend
+        from aalis_plugin_memory_sqlite import MemorySqlite as Backend
 
         tables: dict[str, Any] = {backend: {"path": str(workdir / f"{contender}.db")}}
     else:
-        from aalis_plugin_memory_inmemory.plugin import MemoryInmemory as Backend
+        from aalis_plugin_memory_inmemory import MemoryInmemory as Backend
 
         tables = {}
     config = {

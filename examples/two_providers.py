@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from aalis_api_memory import memory
-from aalis_plugin_memory_inmemory.plugin import MemoryInmemory
-from aalis_plugin_memory_sqlite.plugin import MemorySqlite
+from aalis_plugin_memory_inmemory import MemoryInmemory
+from aalis_plugin_memory_sqlite import MemorySqlite
 from aalis_schema_message import Message
 
 from aalis_core import Host, Plugin, PluginContext

@@ -26,7 +26,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "aalis-plugin-notes"
 BIN = Path(sys.executable).parent
-ENTRY_POINT = "notes = aalis_plugin_notes.plugin:NotesPlugin"
+ENTRY_POINT = "notes = aalis_plugin_notes:NotesPlugin"
 
 
 def _installed_version() -> str | None:
@@ -37,7 +37,7 @@ def _installed_version() -> str | None:
     except importlib_metadata.PackageNotFoundError:
         return None
     names = {ep.name: ep.value for ep in dist.entry_points if ep.group == "aalis.plugins"}
-    assert names == {"notes": "aalis_plugin_notes.plugin:NotesPlugin"}
+    assert names == {"notes": "aalis_plugin_notes:NotesPlugin"}
     return dist.version
 
 

@@ -44,7 +44,7 @@ async def open_store(
     """A fresh, empty store of backend ``name``; its server-side data is dropped at the end."""
     tag = uuid.uuid4().hex[:12]
     if name == "memory-inmemory":
-        from aalis_plugin_memory_inmemory.store import InMemoryMemory
+        from aalis_plugin_memory_inmemory import InMemoryMemory
 
         yield InMemoryMemory()
     elif name == "memory-sqlite":

@@ -61,15 +61,15 @@ def backend(
 
         return MemoryInmemory(), {}
     if name == "memory-sqlite":
-        from aalis_plugin_memory_sqlite.plugin import MemorySqlite
+        from aalis_plugin_memory_sqlite import MemorySqlite
 
         return MemorySqlite(), {"path": str(tmp_path / "memory.db")}
     if name == "memory-postgres":
-        from aalis_plugin_memory_postgres.plugin import MemoryPostgres
+        from aalis_plugin_memory_postgres import MemoryPostgres
 
         uri = request.getfixturevalue("postgres_uri")
         return MemoryPostgres(), {"uri": uri, "schema": f"forget_{tag}"}
-    from aalis_plugin_memory_mongodb.plugin import MemoryMongodb
+    from aalis_plugin_memory_mongodb import MemoryMongodb
 
     uri = request.getfixturevalue("mongodb_uri")
     return MemoryMongodb(), {"uri": uri, "database": f"forget_{tag}"}

@@ -86,7 +86,7 @@ def run_aalis(cwd: Path, *args: str, launch: Launch = Launch()) -> subprocess.Co
 
 def make_db(path: Path, rows: int = 0) -> None:
     """A real memory-sqlite database with ``rows`` messages in session ``s``."""
-    from aalis_plugin_memory_sqlite.schema import connect
+    from aalis_plugin_memory_sqlite._schema import connect
 
     path.parent.mkdir(parents=True, exist_ok=True)
     conn = connect(path)

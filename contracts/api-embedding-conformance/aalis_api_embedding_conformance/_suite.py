@@ -10,8 +10,7 @@ from typing import TypeVar
 
 import pytest
 import pytest_asyncio
-from aalis_api_embedding.embedder import LEXICAL, SEMANTIC, Embedder
-from aalis_api_embedding.errors import EmbeddingError
+from aalis_api_embedding import LEXICAL, SEMANTIC, Embedder, EmbeddingError
 
 C = TypeVar("C", bound=type)
 

@@ -1,26 +1,92 @@
 """The Aalis embedding contract. Everything public is re-exported here."""
 
-from aalis_api_embedding.capabilities import embedding
-from aalis_api_embedding.embedder import (
-    LEXICAL,
-    SEMANTIC,
-    Embedder,
-    EmbedderKind,
-    embedder_kind,
-)
-from aalis_api_embedding.errors import (
-    EmbeddingConnectionError,
-    EmbeddingError,
-    EmbeddingRequestError,
-    EmbeddingResponseError,
-    EmbeddingServerError,
-    EmbeddingTimeout,
-    EmbeddingUnavailable,
-)
-from aalis_api_embedding.hashing import HashEmbedder
-from aalis_api_embedding.validation import check_text, check_texts, check_vectors
+# Every public name is re-exported lazily: importing the package costs nothing until a
+# name is used, and no implementation module imports another through this one at load.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from aalis_api_embedding._capabilities import (
+        embedding as embedding,
+    )
+    from aalis_api_embedding._embedder import (
+        LEXICAL as LEXICAL,
+    )
+    from aalis_api_embedding._embedder import (
+        SEMANTIC as SEMANTIC,
+    )
+    from aalis_api_embedding._embedder import (
+        Embedder as Embedder,
+    )
+    from aalis_api_embedding._embedder import (
+        EmbedderKind as EmbedderKind,
+    )
+    from aalis_api_embedding._embedder import (
+        embedder_kind as embedder_kind,
+    )
+    from aalis_api_embedding._errors import (
+        EmbeddingConnectionError as EmbeddingConnectionError,
+    )
+    from aalis_api_embedding._errors import (
+        EmbeddingError as EmbeddingError,
+    )
+    from aalis_api_embedding._errors import (
+        EmbeddingRequestError as EmbeddingRequestError,
+    )
+    from aalis_api_embedding._errors import (
+        EmbeddingResponseError as EmbeddingResponseError,
+    )
+    from aalis_api_embedding._errors import (
+        EmbeddingServerError as EmbeddingServerError,
+    )
+    from aalis_api_embedding._errors import (
+        EmbeddingTimeout as EmbeddingTimeout,
+    )
+    from aalis_api_embedding._errors import (
+        EmbeddingUnavailable as EmbeddingUnavailable,
+    )
+    from aalis_api_embedding._hashing import (
+        DEFAULT_DIM as DEFAULT_DIM,
+    )
+    from aalis_api_embedding._hashing import (
+        DEFAULT_NGRAMS as DEFAULT_NGRAMS,
+    )
+    from aalis_api_embedding._hashing import (
+        HashEmbedder as HashEmbedder,
+    )
+    from aalis_api_embedding._validation import (
+        check_text as check_text,
+    )
+    from aalis_api_embedding._validation import (
+        check_texts as check_texts,
+    )
+    from aalis_api_embedding._validation import (
+        check_vectors as check_vectors,
+    )
+
+_EXPORTS: dict[str, str] = {
+    "embedding": "aalis_api_embedding._capabilities",
+    "Embedder": "aalis_api_embedding._embedder",
+    "EmbedderKind": "aalis_api_embedding._embedder",
+    "LEXICAL": "aalis_api_embedding._embedder",
+    "SEMANTIC": "aalis_api_embedding._embedder",
+    "embedder_kind": "aalis_api_embedding._embedder",
+    "EmbeddingConnectionError": "aalis_api_embedding._errors",
+    "EmbeddingError": "aalis_api_embedding._errors",
+    "EmbeddingRequestError": "aalis_api_embedding._errors",
+    "EmbeddingResponseError": "aalis_api_embedding._errors",
+    "EmbeddingServerError": "aalis_api_embedding._errors",
+    "EmbeddingTimeout": "aalis_api_embedding._errors",
+    "EmbeddingUnavailable": "aalis_api_embedding._errors",
+    "DEFAULT_DIM": "aalis_api_embedding._hashing",
+    "DEFAULT_NGRAMS": "aalis_api_embedding._hashing",
+    "HashEmbedder": "aalis_api_embedding._hashing",
+    "check_text": "aalis_api_embedding._validation",
+    "check_texts": "aalis_api_embedding._validation",
+    "check_vectors": "aalis_api_embedding._validation",
+}
 
 __all__ = [
+    "DEFAULT_DIM",
+    "DEFAULT_NGRAMS",
     "LEXICAL",
     "SEMANTIC",
     "Embedder",
@@ -39,3 +105,18 @@ __all__ = [
     "embedder_kind",
     "embedding",
 ]
+
+if not TYPE_CHECKING:
+
+    def __getattr__(name: str) -> object:
+        module = _EXPORTS.get(name)
+        if module is None:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        import importlib
+
+        value = getattr(importlib.import_module(module), name)
+        globals()[name] = value  # later lookups skip this function
+        return value
+
+    def __dir__() -> list[str]:
+        return sorted(set(globals()) | set(__all__))

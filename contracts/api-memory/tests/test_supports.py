@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from aalis_agent import undo_last_turn
 from aalis_api_memory import FullHistory, HeldMemory, MemoryService, Rewrite, Transfer, supports
-from aalis_plugin_memory_inmemory.store import InMemoryMemory
+from aalis_plugin_memory_inmemory import InMemoryMemory
 from aalis_schema_message import Message
 
 

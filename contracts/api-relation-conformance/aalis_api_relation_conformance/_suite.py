@@ -5,9 +5,7 @@ from __future__ import annotations
 from typing import Protocol
 
 import pytest
-from aalis_api_relation.errors import FactNotFound
-from aalis_api_relation.service import RelationService
-from aalis_api_relation.types import Fact, PersonRef
+from aalis_api_relation import Fact, FactNotFound, PersonRef, RelationService
 
 ALICE = PersonRef("test", "alice")
 BOB = PersonRef("test", "bob")

@@ -1,30 +1,104 @@
 """The Aalis fact contract (docs/host/facts.md). Everything public is re-exported here."""
 
-from aalis_api_relation.capabilities import relation
-from aalis_api_relation.consolidation import (
-    OPPOSITES,
-    Removal,
-    Statement,
-    consolidate,
-    drop_sources,
-    norm,
-    retract,
-)
-from aalis_api_relation.errors import FactNotFound, RelationError, RelationUnavailable
-from aalis_api_relation.inmemory import InMemoryRelation
-from aalis_api_relation.ranking import rank
-from aalis_api_relation.service import RelationService
-from aalis_api_relation.types import (
-    ATTRIBUTES,
-    MULTI_VALUED,
-    SINGLE_VALUED,
-    Fact,
-    PersonRef,
-    is_single_valued,
-)
+# Every public name is re-exported lazily: importing the package costs nothing until a
+# name is used, and no implementation module imports another through this one at load.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from aalis_api_relation._capabilities import (
+        relation as relation,
+    )
+    from aalis_api_relation._consolidation import (
+        OPPOSITES as OPPOSITES,
+    )
+    from aalis_api_relation._consolidation import (
+        Removal as Removal,
+    )
+    from aalis_api_relation._consolidation import (
+        Statement as Statement,
+    )
+    from aalis_api_relation._consolidation import (
+        consolidate as consolidate,
+    )
+    from aalis_api_relation._consolidation import (
+        drop_sources as drop_sources,
+    )
+    from aalis_api_relation._consolidation import (
+        norm as norm,
+    )
+    from aalis_api_relation._consolidation import (
+        retract as retract,
+    )
+    from aalis_api_relation._errors import (
+        FactNotFound as FactNotFound,
+    )
+    from aalis_api_relation._errors import (
+        RelationError as RelationError,
+    )
+    from aalis_api_relation._errors import (
+        RelationUnavailable as RelationUnavailable,
+    )
+    from aalis_api_relation._inmemory import (
+        InMemoryRelation as InMemoryRelation,
+    )
+    from aalis_api_relation._ranking import (
+        HINTS as HINTS,
+    )
+    from aalis_api_relation._ranking import (
+        rank as rank,
+    )
+    from aalis_api_relation._ranking import (
+        score as score,
+    )
+    from aalis_api_relation._service import (
+        RelationService as RelationService,
+    )
+    from aalis_api_relation._types import (
+        ATTRIBUTES as ATTRIBUTES,
+    )
+    from aalis_api_relation._types import (
+        MULTI_VALUED as MULTI_VALUED,
+    )
+    from aalis_api_relation._types import (
+        SINGLE_VALUED as SINGLE_VALUED,
+    )
+    from aalis_api_relation._types import (
+        Fact as Fact,
+    )
+    from aalis_api_relation._types import (
+        PersonRef as PersonRef,
+    )
+    from aalis_api_relation._types import (
+        is_single_valued as is_single_valued,
+    )
+
+_EXPORTS: dict[str, str] = {
+    "relation": "aalis_api_relation._capabilities",
+    "OPPOSITES": "aalis_api_relation._consolidation",
+    "Removal": "aalis_api_relation._consolidation",
+    "Statement": "aalis_api_relation._consolidation",
+    "consolidate": "aalis_api_relation._consolidation",
+    "drop_sources": "aalis_api_relation._consolidation",
+    "norm": "aalis_api_relation._consolidation",
+    "retract": "aalis_api_relation._consolidation",
+    "FactNotFound": "aalis_api_relation._errors",
+    "RelationError": "aalis_api_relation._errors",
+    "RelationUnavailable": "aalis_api_relation._errors",
+    "InMemoryRelation": "aalis_api_relation._inmemory",
+    "HINTS": "aalis_api_relation._ranking",
+    "rank": "aalis_api_relation._ranking",
+    "score": "aalis_api_relation._ranking",
+    "RelationService": "aalis_api_relation._service",
+    "ATTRIBUTES": "aalis_api_relation._types",
+    "Fact": "aalis_api_relation._types",
+    "MULTI_VALUED": "aalis_api_relation._types",
+    "PersonRef": "aalis_api_relation._types",
+    "SINGLE_VALUED": "aalis_api_relation._types",
+    "is_single_valued": "aalis_api_relation._types",
+}
 
 __all__ = [
     "ATTRIBUTES",
+    "HINTS",
     "MULTI_VALUED",
     "OPPOSITES",
     "SINGLE_VALUED",
@@ -44,4 +118,20 @@ __all__ = [
     "rank",
     "relation",
     "retract",
+    "score",
 ]
+
+if not TYPE_CHECKING:
+
+    def __getattr__(name: str) -> object:
+        module = _EXPORTS.get(name)
+        if module is None:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        import importlib
+
+        value = getattr(importlib.import_module(module), name)
+        globals()[name] = value  # later lookups skip this function
+        return value
+
+    def __dir__() -> list[str]:
+        return sorted(set(globals()) | set(__all__))

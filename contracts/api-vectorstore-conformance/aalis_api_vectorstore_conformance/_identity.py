@@ -8,7 +8,7 @@ import inspect
 from typing import TypeVar
 
 import pytest
-from aalis_api_vectorstore.store import VectorStore
+from aalis_api_vectorstore import VectorStore
 
 from aalis_api_vectorstore_conformance._support import MODEL, T0, rec, scope, seeded_vector
 

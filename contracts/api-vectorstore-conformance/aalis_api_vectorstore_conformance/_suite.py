@@ -8,9 +8,7 @@ from collections.abc import AsyncIterator, Sequence
 
 import pytest
 import pytest_asyncio
-from aalis_api_vectorstore.errors import DimensionMismatch
-from aalis_api_vectorstore.store import VectorStore
-from aalis_api_vectorstore.types import VectorHit, VectorKey, VectorRecord
+from aalis_api_vectorstore import DimensionMismatch, VectorHit, VectorKey, VectorRecord, VectorStore
 
 from aalis_api_vectorstore_conformance._identity import IdentityCases, conformance
 from aalis_api_vectorstore_conformance._support import (

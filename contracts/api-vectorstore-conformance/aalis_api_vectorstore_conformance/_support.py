@@ -6,7 +6,7 @@ import math
 import random
 from collections.abc import Iterable, Sequence
 
-from aalis_api_vectorstore.types import ScopeFilter, VectorKey, VectorRecord
+from aalis_api_vectorstore import ScopeFilter, VectorKey, VectorRecord
 
 #: A fixed epoch-ms base so tests never depend on the clock.
 T0 = 1_700_000_000_000

@@ -1,23 +1,124 @@
 """The Aalis vectorstore and recall contracts. Everything public is re-exported here."""
 
-from aalis_api_vectorstore.capabilities import recall, vectorstore
-from aalis_api_vectorstore.errors import (
-    DimensionMismatch,
-    VectorStoreError,
-    VectorStoreUnavailable,
-)
-from aalis_api_vectorstore.inmemory import InMemoryVectorStore
-from aalis_api_vectorstore.recall import Recall, RecallHit, RecallUnavailable
-from aalis_api_vectorstore.store import DroppedSessions, VectorStore
-from aalis_api_vectorstore.types import (
-    ModelStats,
-    ScopeFilter,
-    VectorEntry,
-    VectorHit,
-    VectorKey,
-    VectorRecord,
-    VectorStoreStats,
-)
+# Every public name is re-exported lazily: importing the package costs nothing until a
+# name is used, and no implementation module imports another through this one at load.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from aalis_api_vectorstore._capabilities import (
+        recall as recall,
+    )
+    from aalis_api_vectorstore._capabilities import (
+        vectorstore as vectorstore,
+    )
+    from aalis_api_vectorstore._errors import (
+        DimensionMismatch as DimensionMismatch,
+    )
+    from aalis_api_vectorstore._errors import (
+        VectorStoreError as VectorStoreError,
+    )
+    from aalis_api_vectorstore._errors import (
+        VectorStoreUnavailable as VectorStoreUnavailable,
+    )
+    from aalis_api_vectorstore._inmemory import (
+        InMemoryVectorStore as InMemoryVectorStore,
+    )
+    from aalis_api_vectorstore._recall import (
+        Recall as Recall,
+    )
+    from aalis_api_vectorstore._recall import (
+        RecallHit as RecallHit,
+    )
+    from aalis_api_vectorstore._recall import (
+        RecallUnavailable as RecallUnavailable,
+    )
+    from aalis_api_vectorstore._store import (
+        DroppedSessions as DroppedSessions,
+    )
+    from aalis_api_vectorstore._store import (
+        VectorStore as VectorStore,
+    )
+    from aalis_api_vectorstore._types import (
+        ModelStats as ModelStats,
+    )
+    from aalis_api_vectorstore._types import (
+        ScopeFilter as ScopeFilter,
+    )
+    from aalis_api_vectorstore._types import (
+        VectorEntry as VectorEntry,
+    )
+    from aalis_api_vectorstore._types import (
+        VectorHit as VectorHit,
+    )
+    from aalis_api_vectorstore._types import (
+        VectorKey as VectorKey,
+    )
+    from aalis_api_vectorstore._types import (
+        VectorRecord as VectorRecord,
+    )
+    from aalis_api_vectorstore._types import (
+        VectorStoreStats as VectorStoreStats,
+    )
+    from aalis_api_vectorstore._validation import (
+        batch_dims as batch_dims,
+    )
+    from aalis_api_vectorstore._validation import (
+        check_delete as check_delete,
+    )
+    from aalis_api_vectorstore._validation import (
+        check_dims as check_dims,
+    )
+    from aalis_api_vectorstore._validation import (
+        check_ids as check_ids,
+    )
+    from aalis_api_vectorstore._validation import (
+        check_k as check_k,
+    )
+    from aalis_api_vectorstore._validation import (
+        check_records as check_records,
+    )
+    from aalis_api_vectorstore._validation import (
+        check_session_id as check_session_id,
+    )
+    from aalis_api_vectorstore._validation import (
+        check_timestamps as check_timestamps,
+    )
+    from aalis_api_vectorstore._validation import (
+        check_where as check_where,
+    )
+    from aalis_api_vectorstore._validation import (
+        float_row as float_row,
+    )
+
+_EXPORTS: dict[str, str] = {
+    "recall": "aalis_api_vectorstore._capabilities",
+    "vectorstore": "aalis_api_vectorstore._capabilities",
+    "DimensionMismatch": "aalis_api_vectorstore._errors",
+    "VectorStoreError": "aalis_api_vectorstore._errors",
+    "VectorStoreUnavailable": "aalis_api_vectorstore._errors",
+    "InMemoryVectorStore": "aalis_api_vectorstore._inmemory",
+    "Recall": "aalis_api_vectorstore._recall",
+    "RecallHit": "aalis_api_vectorstore._recall",
+    "RecallUnavailable": "aalis_api_vectorstore._recall",
+    "DroppedSessions": "aalis_api_vectorstore._store",
+    "VectorStore": "aalis_api_vectorstore._store",
+    "ModelStats": "aalis_api_vectorstore._types",
+    "ScopeFilter": "aalis_api_vectorstore._types",
+    "VectorEntry": "aalis_api_vectorstore._types",
+    "VectorHit": "aalis_api_vectorstore._types",
+    "VectorKey": "aalis_api_vectorstore._types",
+    "VectorRecord": "aalis_api_vectorstore._types",
+    "VectorStoreStats": "aalis_api_vectorstore._types",
+    "batch_dims": "aalis_api_vectorstore._validation",
+    "check_delete": "aalis_api_vectorstore._validation",
+    "check_dims": "aalis_api_vectorstore._validation",
+    "check_ids": "aalis_api_vectorstore._validation",
+    "check_k": "aalis_api_vectorstore._validation",
+    "check_records": "aalis_api_vectorstore._validation",
+    "check_session_id": "aalis_api_vectorstore._validation",
+    "check_timestamps": "aalis_api_vectorstore._validation",
+    "check_where": "aalis_api_vectorstore._validation",
+    "float_row": "aalis_api_vectorstore._validation",
+}
 
 __all__ = [
     "DimensionMismatch",
@@ -36,6 +137,31 @@ __all__ = [
     "VectorStoreError",
     "VectorStoreStats",
     "VectorStoreUnavailable",
+    "batch_dims",
+    "check_delete",
+    "check_dims",
+    "check_ids",
+    "check_k",
+    "check_records",
+    "check_session_id",
+    "check_timestamps",
+    "check_where",
+    "float_row",
     "recall",
     "vectorstore",
 ]
+
+if not TYPE_CHECKING:
+
+    def __getattr__(name: str) -> object:
+        module = _EXPORTS.get(name)
+        if module is None:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        import importlib
+
+        value = getattr(importlib.import_module(module), name)
+        globals()[name] = value  # later lookups skip this function
+        return value
+
+    def __dir__() -> list[str]:
+        return sorted(set(globals()) | set(__all__))

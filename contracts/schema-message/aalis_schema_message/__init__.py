@@ -1,14 +1,40 @@
 """The message schema shared by every Aalis contract and plugin."""
 
-from aalis_schema_message.message import (
-    CONTROL_KINDS,
-    JSON,
-    WELL_KNOWN_ROLES,
-    Message,
-    ToolCall,
-    new_message_id,
-    now_ms,
-)
+# Every public name is re-exported lazily: importing the package costs nothing until a
+# name is used, and no implementation module imports another through this one at load.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from aalis_schema_message._message import (
+        CONTROL_KINDS as CONTROL_KINDS,
+    )
+    from aalis_schema_message._message import (
+        JSON as JSON,
+    )
+    from aalis_schema_message._message import (
+        WELL_KNOWN_ROLES as WELL_KNOWN_ROLES,
+    )
+    from aalis_schema_message._message import (
+        Message as Message,
+    )
+    from aalis_schema_message._message import (
+        ToolCall as ToolCall,
+    )
+    from aalis_schema_message._message import (
+        new_message_id as new_message_id,
+    )
+    from aalis_schema_message._message import (
+        now_ms as now_ms,
+    )
+
+_EXPORTS: dict[str, str] = {
+    "CONTROL_KINDS": "aalis_schema_message._message",
+    "JSON": "aalis_schema_message._message",
+    "Message": "aalis_schema_message._message",
+    "ToolCall": "aalis_schema_message._message",
+    "WELL_KNOWN_ROLES": "aalis_schema_message._message",
+    "new_message_id": "aalis_schema_message._message",
+    "now_ms": "aalis_schema_message._message",
+}
 
 __all__ = [
     "CONTROL_KINDS",
@@ -19,3 +45,18 @@ __all__ = [
     "new_message_id",
     "now_ms",
 ]
+
+if not TYPE_CHECKING:
+
+    def __getattr__(name: str) -> object:
+        module = _EXPORTS.get(name)
+        if module is None:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        import importlib
+
+        value = getattr(importlib.import_module(module), name)
+        globals()[name] = value  # later lookups skip this function
+        return value
+
+    def __dir__() -> list[str]:
+        return sorted(set(globals()) | set(__all__))

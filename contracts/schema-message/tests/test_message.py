@@ -131,6 +131,6 @@ def test_json_round_trip_property(
 def test_the_stored_reader_knows_every_field() -> None:
     """from_stored fills slots by a fixed field list: a new Message field must join it."""
     import attrs
-    from aalis_schema_message import message as module
+    from aalis_schema_message import _message as module
 
     assert set(module._FIELDS_IN_ORDER) == {field.name for field in attrs.fields(Message)}

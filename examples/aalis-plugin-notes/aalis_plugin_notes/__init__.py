@@ -5,7 +5,53 @@ consuming the ``memory`` capability through a handle, a validated ``Config``, CL
 (``register_commands``), a clear type and ``memory_clear`` middleware, and an event listener.
 """
 
-from aalis_plugin_notes.notes import NAMESPACE, Note, Notes
-from aalis_plugin_notes.plugin import NotesConfig, NotesPlugin
+# Every public name is re-exported lazily: importing the package costs nothing until a
+# name is used, and no implementation module imports another through this one at load.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from aalis_plugin_notes._notes import (
+        NAMESPACE as NAMESPACE,
+    )
+    from aalis_plugin_notes._notes import (
+        Note as Note,
+    )
+    from aalis_plugin_notes._notes import (
+        Notes as Notes,
+    )
+    from aalis_plugin_notes._plugin import (
+        NotesConfig as NotesConfig,
+    )
+    from aalis_plugin_notes._plugin import (
+        NotesPlugin as NotesPlugin,
+    )
 
-__all__ = ["NAMESPACE", "Note", "Notes", "NotesConfig", "NotesPlugin"]
+_EXPORTS: dict[str, str] = {
+    "NAMESPACE": "aalis_plugin_notes._notes",
+    "Note": "aalis_plugin_notes._notes",
+    "Notes": "aalis_plugin_notes._notes",
+    "NotesConfig": "aalis_plugin_notes._plugin",
+    "NotesPlugin": "aalis_plugin_notes._plugin",
+}
+
+__all__ = [
+    "NAMESPACE",
+    "Note",
+    "Notes",
+    "NotesConfig",
+    "NotesPlugin",
+]
+
+if not TYPE_CHECKING:
+
+    def __getattr__(name: str) -> object:
+        module = _EXPORTS.get(name)
+        if module is None:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        import importlib
+
+        value = getattr(importlib.import_module(module), name)
+        globals()[name] = value  # later lookups skip this function
+        return value
+
+    def __dir__() -> list[str]:
+        return sorted(set(globals()) | set(__all__))

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from aalis_agent import run_clear
 from aalis_api_memory import UnknownClearType, memory
-from aalis_plugin_memory_inmemory.plugin import MemoryInmemory
+from aalis_plugin_memory_inmemory import MemoryInmemory
 from aalis_plugin_notes import NAMESPACE, NotesPlugin
 from aalis_schema_message import Message
 

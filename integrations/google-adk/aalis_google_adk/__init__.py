@@ -1,14 +1,40 @@
 """Google ADK adapter for Aalis memory (see docs/integrations/google-adk.md)."""
 
-from aalis_google_adk.memory_service import AalisMemoryService
-from aalis_google_adk.sessions import (
-    APP_STATE,
-    EVENT_KEY,
-    AalisSessionService,
-    aalis_session_id,
-    event_to_message,
-    message_to_event,
-)
+# Every public name is re-exported lazily: importing the package costs nothing until a
+# name is used, and no implementation module imports another through this one at load.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from aalis_google_adk._memory_service import (
+        AalisMemoryService as AalisMemoryService,
+    )
+    from aalis_google_adk._sessions import (
+        APP_STATE as APP_STATE,
+    )
+    from aalis_google_adk._sessions import (
+        EVENT_KEY as EVENT_KEY,
+    )
+    from aalis_google_adk._sessions import (
+        AalisSessionService as AalisSessionService,
+    )
+    from aalis_google_adk._sessions import (
+        aalis_session_id as aalis_session_id,
+    )
+    from aalis_google_adk._sessions import (
+        event_to_message as event_to_message,
+    )
+    from aalis_google_adk._sessions import (
+        message_to_event as message_to_event,
+    )
+
+_EXPORTS: dict[str, str] = {
+    "AalisMemoryService": "aalis_google_adk._memory_service",
+    "APP_STATE": "aalis_google_adk._sessions",
+    "AalisSessionService": "aalis_google_adk._sessions",
+    "EVENT_KEY": "aalis_google_adk._sessions",
+    "aalis_session_id": "aalis_google_adk._sessions",
+    "event_to_message": "aalis_google_adk._sessions",
+    "message_to_event": "aalis_google_adk._sessions",
+}
 
 __all__ = [
     "APP_STATE",
@@ -19,3 +45,18 @@ __all__ = [
     "event_to_message",
     "message_to_event",
 ]
+
+if not TYPE_CHECKING:
+
+    def __getattr__(name: str) -> object:
+        module = _EXPORTS.get(name)
+        if module is None:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        import importlib
+
+        value = getattr(importlib.import_module(module), name)
+        globals()[name] = value  # later lookups skip this function
+        return value
+
+    def __dir__() -> list[str]:
+        return sorted(set(globals()) | set(__all__))

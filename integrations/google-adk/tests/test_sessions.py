@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from aalis_api_memory import memory
 from aalis_google_adk import AalisSessionService, aalis_session_id
-from aalis_plugin_memory_sqlite.plugin import MemorySqlite
+from aalis_plugin_memory_sqlite import MemorySqlite
 from google.adk.agents import LlmAgent
 from google.adk.errors.already_exists_error import AlreadyExistsError
 from google.adk.models.base_llm import BaseLlm

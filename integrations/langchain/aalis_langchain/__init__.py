@@ -1,7 +1,40 @@
 """LangChain adapter for Aalis memory (see docs/integrations/langchain.md)."""
 
-from aalis_langchain.convert import AALIS_KEY, LANGCHAIN_KEY, from_aalis, to_aalis
-from aalis_langchain.history import SUMMARY_PREFIX, AalisChatMessageHistory, ClearFailed
+# Every public name is re-exported lazily: importing the package costs nothing until a
+# name is used, and no implementation module imports another through this one at load.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from aalis_langchain._convert import (
+        AALIS_KEY as AALIS_KEY,
+    )
+    from aalis_langchain._convert import (
+        LANGCHAIN_KEY as LANGCHAIN_KEY,
+    )
+    from aalis_langchain._convert import (
+        from_aalis as from_aalis,
+    )
+    from aalis_langchain._convert import (
+        to_aalis as to_aalis,
+    )
+    from aalis_langchain._history import (
+        SUMMARY_PREFIX as SUMMARY_PREFIX,
+    )
+    from aalis_langchain._history import (
+        AalisChatMessageHistory as AalisChatMessageHistory,
+    )
+    from aalis_langchain._history import (
+        ClearFailed as ClearFailed,
+    )
+
+_EXPORTS: dict[str, str] = {
+    "AALIS_KEY": "aalis_langchain._convert",
+    "LANGCHAIN_KEY": "aalis_langchain._convert",
+    "from_aalis": "aalis_langchain._convert",
+    "to_aalis": "aalis_langchain._convert",
+    "AalisChatMessageHistory": "aalis_langchain._history",
+    "ClearFailed": "aalis_langchain._history",
+    "SUMMARY_PREFIX": "aalis_langchain._history",
+}
 
 __all__ = [
     "AALIS_KEY",
@@ -12,3 +45,18 @@ __all__ = [
     "from_aalis",
     "to_aalis",
 ]
+
+if not TYPE_CHECKING:
+
+    def __getattr__(name: str) -> object:
+        module = _EXPORTS.get(name)
+        if module is None:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        import importlib
+
+        value = getattr(importlib.import_module(module), name)
+        globals()[name] = value  # later lookups skip this function
+        return value
+
+    def __dir__() -> list[str]:
+        return sorted(set(globals()) | set(__all__))

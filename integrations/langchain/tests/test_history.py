@@ -18,8 +18,13 @@ import pytest
 from aalis_agent import BridgeDeadlock, SyncHost
 from aalis_api_memory import ClearRequest, MessageIdConflict, Person, memory, person_of
 from aalis_api_memory_conformance._support import without_ids
-from aalis_langchain import AalisChatMessageHistory, ClearFailed
-from aalis_langchain.convert import LANGCHAIN_KEY, from_aalis, to_aalis
+from aalis_langchain import (
+    LANGCHAIN_KEY,
+    AalisChatMessageHistory,
+    ClearFailed,
+    from_aalis,
+    to_aalis,
+)
 from aalis_schema_message import Message, ToolCall
 from langchain_core.messages import (
     AIMessage,

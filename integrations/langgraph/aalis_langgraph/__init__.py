@@ -1,7 +1,40 @@
 """LangGraph adapter for Aalis memory (see docs/integrations/langgraph.md)."""
 
-from aalis_langgraph.saver import PREFIX, THREADS, AalisSaver, thread_namespace
-from aalis_langgraph.store import REGISTRY, AalisStore, store_namespace
+# Every public name is re-exported lazily: importing the package costs nothing until a
+# name is used, and no implementation module imports another through this one at load.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from aalis_langgraph._saver import (
+        PREFIX as PREFIX,
+    )
+    from aalis_langgraph._saver import (
+        THREADS as THREADS,
+    )
+    from aalis_langgraph._saver import (
+        AalisSaver as AalisSaver,
+    )
+    from aalis_langgraph._saver import (
+        thread_namespace as thread_namespace,
+    )
+    from aalis_langgraph._store import (
+        REGISTRY as REGISTRY,
+    )
+    from aalis_langgraph._store import (
+        AalisStore as AalisStore,
+    )
+    from aalis_langgraph._store import (
+        store_namespace as store_namespace,
+    )
+
+_EXPORTS: dict[str, str] = {
+    "AalisSaver": "aalis_langgraph._saver",
+    "PREFIX": "aalis_langgraph._saver",
+    "THREADS": "aalis_langgraph._saver",
+    "thread_namespace": "aalis_langgraph._saver",
+    "AalisStore": "aalis_langgraph._store",
+    "REGISTRY": "aalis_langgraph._store",
+    "store_namespace": "aalis_langgraph._store",
+}
 
 __all__ = [
     "PREFIX",
@@ -12,3 +45,18 @@ __all__ = [
     "store_namespace",
     "thread_namespace",
 ]
+
+if not TYPE_CHECKING:
+
+    def __getattr__(name: str) -> object:
+        module = _EXPORTS.get(name)
+        if module is None:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        import importlib
+
+        value = getattr(importlib.import_module(module), name)
+        globals()[name] = value  # later lookups skip this function
+        return value
+
+    def __dir__() -> list[str]:
+        return sorted(set(globals()) | set(__all__))

@@ -47,7 +47,7 @@ async def test_the_saver_passes_the_whole_conformance_suite(tmp_path: Path, prov
 
 
 def _providers() -> list[object]:
-    from aalis_plugin_memory_inmemory.plugin import MemoryInmemory
-    from aalis_plugin_memory_sqlite.plugin import MemorySqlite
+    from aalis_plugin_memory_inmemory import MemoryInmemory
+    from aalis_plugin_memory_sqlite import MemorySqlite
 
     return [MemorySqlite(), MemoryInmemory()]

@@ -14,8 +14,8 @@ import pytest
 from aalis_agent import SyncHost
 from aalis_api_memory import memory
 from aalis_langgraph import REGISTRY, AalisStore, store_namespace
-from aalis_plugin_embedding_hash.plugin import EmbeddingHash
-from aalis_plugin_memory_sqlite.plugin import MemorySqlite
+from aalis_plugin_embedding_hash import EmbeddingHash
+from aalis_plugin_memory_sqlite import MemorySqlite
 from langgraph.graph import START, MessagesState, StateGraph
 from langgraph.store.base import BaseStore
 

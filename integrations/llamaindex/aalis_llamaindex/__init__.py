@@ -1,9 +1,44 @@
 """LlamaIndex adapter for Aalis memory (see docs/integrations/llamaindex.md)."""
 
-from aalis_llamaindex.chat_store import AalisChatStore, ClearFailed
-from aalis_llamaindex.convert import AALIS_KEY, LLAMAINDEX_KEY, from_aalis, to_aalis
-from aalis_llamaindex.db_chat_store import AalisDBChatStore
-from aalis_llamaindex.recall_block import AalisRecallBlock
+# Every public name is re-exported lazily: importing the package costs nothing until a
+# name is used, and no implementation module imports another through this one at load.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from aalis_llamaindex._chat_store import (
+        AalisChatStore as AalisChatStore,
+    )
+    from aalis_llamaindex._chat_store import (
+        ClearFailed as ClearFailed,
+    )
+    from aalis_llamaindex._convert import (
+        AALIS_KEY as AALIS_KEY,
+    )
+    from aalis_llamaindex._convert import (
+        LLAMAINDEX_KEY as LLAMAINDEX_KEY,
+    )
+    from aalis_llamaindex._convert import (
+        from_aalis as from_aalis,
+    )
+    from aalis_llamaindex._convert import (
+        to_aalis as to_aalis,
+    )
+    from aalis_llamaindex._db_chat_store import (
+        AalisDBChatStore as AalisDBChatStore,
+    )
+    from aalis_llamaindex._recall_block import (
+        AalisRecallBlock as AalisRecallBlock,
+    )
+
+_EXPORTS: dict[str, str] = {
+    "AalisChatStore": "aalis_llamaindex._chat_store",
+    "ClearFailed": "aalis_llamaindex._chat_store",
+    "AALIS_KEY": "aalis_llamaindex._convert",
+    "LLAMAINDEX_KEY": "aalis_llamaindex._convert",
+    "from_aalis": "aalis_llamaindex._convert",
+    "to_aalis": "aalis_llamaindex._convert",
+    "AalisDBChatStore": "aalis_llamaindex._db_chat_store",
+    "AalisRecallBlock": "aalis_llamaindex._recall_block",
+}
 
 __all__ = [
     "AALIS_KEY",
@@ -15,3 +50,18 @@ __all__ = [
     "from_aalis",
     "to_aalis",
 ]
+
+if not TYPE_CHECKING:
+
+    def __getattr__(name: str) -> object:
+        module = _EXPORTS.get(name)
+        if module is None:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        import importlib
+
+        value = getattr(importlib.import_module(module), name)
+        globals()[name] = value  # later lookups skip this function
+        return value
+
+    def __dir__() -> list[str]:
+        return sorted(set(globals()) | set(__all__))

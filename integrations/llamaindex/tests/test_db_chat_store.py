@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from aalis_api_memory import memory
 from aalis_llamaindex import AalisDBChatStore
-from aalis_plugin_memory_sqlite.plugin import MemorySqlite
+from aalis_plugin_memory_sqlite import MemorySqlite
 from llama_index.core.base.llms.types import ChatMessage
 from llama_index.core.memory import Memory
 from llama_index.core.storage.chat_store.base_db import MessageStatus

@@ -186,8 +186,8 @@ def test_message_to_items_skips_prompt_contributions() -> None:
 async def test_changing_a_returned_item_changes_nothing_stored(
     tmp_path: Any, provider: str
 ) -> None:
-    from aalis_plugin_memory_inmemory.plugin import MemoryInmemory
-    from aalis_plugin_memory_sqlite.plugin import MemorySqlite
+    from aalis_plugin_memory_inmemory import MemoryInmemory
+    from aalis_plugin_memory_sqlite import MemorySqlite
 
     plugin = MemorySqlite() if provider == "memory-sqlite" else MemoryInmemory()
     async with Host({"host": {"data_dir": str(tmp_path)}}, [plugin], discover=False) as host:

@@ -1,5 +1,47 @@
 """Pydantic AI adapter for Aalis memory (see docs/integrations/pydantic-ai.md)."""
 
-from aalis_pydantic_ai.history import MESSAGE_KEY, AalisHistory, from_aalis, to_aalis
+# Every public name is re-exported lazily: importing the package costs nothing until a
+# name is used, and no implementation module imports another through this one at load.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from aalis_pydantic_ai._history import (
+        MESSAGE_KEY as MESSAGE_KEY,
+    )
+    from aalis_pydantic_ai._history import (
+        AalisHistory as AalisHistory,
+    )
+    from aalis_pydantic_ai._history import (
+        from_aalis as from_aalis,
+    )
+    from aalis_pydantic_ai._history import (
+        to_aalis as to_aalis,
+    )
 
-__all__ = ["MESSAGE_KEY", "AalisHistory", "from_aalis", "to_aalis"]
+_EXPORTS: dict[str, str] = {
+    "AalisHistory": "aalis_pydantic_ai._history",
+    "MESSAGE_KEY": "aalis_pydantic_ai._history",
+    "from_aalis": "aalis_pydantic_ai._history",
+    "to_aalis": "aalis_pydantic_ai._history",
+}
+
+__all__ = [
+    "MESSAGE_KEY",
+    "AalisHistory",
+    "from_aalis",
+    "to_aalis",
+]
+
+if not TYPE_CHECKING:
+
+    def __getattr__(name: str) -> object:
+        module = _EXPORTS.get(name)
+        if module is None:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        import importlib
+
+        value = getattr(importlib.import_module(module), name)
+        globals()[name] = value  # later lookups skip this function
+        return value
+
+    def __dir__() -> list[str]:
+        return sorted(set(globals()) | set(__all__))

@@ -1,8 +1,52 @@
 """Aalis plugin ``chat``: the ``aalis chat`` main job."""
 
-from aalis_plugin_chat.config import ChatConfig
-from aalis_plugin_chat.plugin import Chat
-from aalis_plugin_chat.session import ChatSession, Reply
-from aalis_plugin_chat.standin import StandInModel
+# Every public name is re-exported lazily: importing the package costs nothing until a
+# name is used, and no implementation module imports another through this one at load.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from aalis_plugin_chat._config import (
+        ChatConfig as ChatConfig,
+    )
+    from aalis_plugin_chat._plugin import (
+        Chat as Chat,
+    )
+    from aalis_plugin_chat._session import (
+        ChatSession as ChatSession,
+    )
+    from aalis_plugin_chat._session import (
+        Reply as Reply,
+    )
+    from aalis_plugin_chat._standin import (
+        StandInModel as StandInModel,
+    )
 
-__all__ = ["Chat", "ChatConfig", "ChatSession", "Reply", "StandInModel"]
+_EXPORTS: dict[str, str] = {
+    "ChatConfig": "aalis_plugin_chat._config",
+    "Chat": "aalis_plugin_chat._plugin",
+    "ChatSession": "aalis_plugin_chat._session",
+    "Reply": "aalis_plugin_chat._session",
+    "StandInModel": "aalis_plugin_chat._standin",
+}
+
+__all__ = [
+    "Chat",
+    "ChatConfig",
+    "ChatSession",
+    "Reply",
+    "StandInModel",
+]
+
+if not TYPE_CHECKING:
+
+    def __getattr__(name: str) -> object:
+        module = _EXPORTS.get(name)
+        if module is None:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        import importlib
+
+        value = getattr(importlib.import_module(module), name)
+        globals()[name] = value  # later lookups skip this function
+        return value
+
+    def __dir__() -> list[str]:
+        return sorted(set(globals()) | set(__all__))

@@ -11,10 +11,8 @@ from typing import Any
 import pytest
 from aalis_agent import SUMMARY_HEADER, PromptBlock, PromptRequest
 from aalis_api_memory import Person, compression, memory, person_of
-from aalis_plugin_chat import Chat
-from aalis_plugin_chat.config import ChatConfig
-from aalis_plugin_chat.login import os_login
-from aalis_plugin_chat.standin import StandInModel
+from aalis_plugin_chat import Chat, ChatConfig, StandInModel
+from aalis_plugin_chat._login import os_login
 from aalis_schema_message import Message
 
 from aalis_core import Host

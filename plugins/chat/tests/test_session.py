@@ -9,7 +9,7 @@ import pytest
 from aalis_api_llm import ChatResult, TokenUsage, llm
 from aalis_api_memory import CompressionUsage, memory
 from aalis_plugin_chat import Chat
-from aalis_plugin_chat.standin import NOTICE
+from aalis_plugin_chat._standin import NOTICE
 
 from aalis_core import Host
 from aalis_core.markers import hookimpl

@@ -10,7 +10,7 @@ import pytest
 from aalis_api_llm import ChatResult, llm
 from aalis_api_memory import memory
 from aalis_plugin_chat import Chat
-from aalis_plugin_chat.turns import EARLIER_NOTE, conversation_turns
+from aalis_plugin_chat._turns import EARLIER_NOTE, conversation_turns
 from aalis_schema_message import Message, ToolCall
 
 from aalis_core import Host

@@ -1,5 +1,42 @@
 """Aalis lexical embedder plugin (character n-gram hashing)."""
 
-from aalis_plugin_embedding_hash.plugin import PRIORITY, EmbeddingHash, HashConfig
+# Every public name is re-exported lazily: importing the package costs nothing until a
+# name is used, and no implementation module imports another through this one at load.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from aalis_plugin_embedding_hash._plugin import (
+        PRIORITY as PRIORITY,
+    )
+    from aalis_plugin_embedding_hash._plugin import (
+        EmbeddingHash as EmbeddingHash,
+    )
+    from aalis_plugin_embedding_hash._plugin import (
+        HashConfig as HashConfig,
+    )
 
-__all__ = ["PRIORITY", "EmbeddingHash", "HashConfig"]
+_EXPORTS: dict[str, str] = {
+    "EmbeddingHash": "aalis_plugin_embedding_hash._plugin",
+    "HashConfig": "aalis_plugin_embedding_hash._plugin",
+    "PRIORITY": "aalis_plugin_embedding_hash._plugin",
+}
+
+__all__ = [
+    "PRIORITY",
+    "EmbeddingHash",
+    "HashConfig",
+]
+
+if not TYPE_CHECKING:
+
+    def __getattr__(name: str) -> object:
+        module = _EXPORTS.get(name)
+        if module is None:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        import importlib
+
+        value = getattr(importlib.import_module(module), name)
+        globals()[name] = value  # later lookups skip this function
+        return value
+
+    def __dir__() -> list[str]:
+        return sorted(set(globals()) | set(__all__))

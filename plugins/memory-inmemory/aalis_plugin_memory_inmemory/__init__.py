@@ -1,7 +1,42 @@
 """The reference memory backend, in process memory (plugin ``memory-inmemory``)."""
 
-from aalis_plugin_memory_inmemory.config import InMemoryConfig
-from aalis_plugin_memory_inmemory.plugin import MemoryInmemory
-from aalis_plugin_memory_inmemory.store import InMemoryMemory
+# Every public name is re-exported lazily: importing the package costs nothing until a
+# name is used, and no implementation module imports another through this one at load.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from aalis_plugin_memory_inmemory._config import (
+        InMemoryConfig as InMemoryConfig,
+    )
+    from aalis_plugin_memory_inmemory._plugin import (
+        MemoryInmemory as MemoryInmemory,
+    )
+    from aalis_plugin_memory_inmemory._store import (
+        InMemoryMemory as InMemoryMemory,
+    )
 
-__all__ = ["InMemoryConfig", "InMemoryMemory", "MemoryInmemory"]
+_EXPORTS: dict[str, str] = {
+    "InMemoryConfig": "aalis_plugin_memory_inmemory._config",
+    "MemoryInmemory": "aalis_plugin_memory_inmemory._plugin",
+    "InMemoryMemory": "aalis_plugin_memory_inmemory._store",
+}
+
+__all__ = [
+    "InMemoryConfig",
+    "InMemoryMemory",
+    "MemoryInmemory",
+]
+
+if not TYPE_CHECKING:
+
+    def __getattr__(name: str) -> object:
+        module = _EXPORTS.get(name)
+        if module is None:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        import importlib
+
+        value = getattr(importlib.import_module(module), name)
+        globals()[name] = value  # later lookups skip this function
+        return value
+
+    def __dir__() -> list[str]:
+        return sorted(set(globals()) | set(__all__))

@@ -7,30 +7,48 @@ Names are imported lazily: the host imports the plugin class of every installed 
 it, and pymongo costs a few hundred milliseconds that only a configured MongoDB needs.
 """
 
-from __future__ import annotations
-
-import importlib
-from typing import TYPE_CHECKING, Any
-
+# Every public name is re-exported lazily: importing the package costs nothing until a
+# name is used, and no implementation module imports another through this one at load.
+TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from aalis_plugin_memory_mongodb.config import MongoConfig
-    from aalis_plugin_memory_mongodb.plugin import MemoryMongodb
-    from aalis_plugin_memory_mongodb.store import MongoMemory, MongoUnavailable
+    from aalis_plugin_memory_mongodb._config import (
+        MongoConfig as MongoConfig,
+    )
+    from aalis_plugin_memory_mongodb._plugin import (
+        MemoryMongodb as MemoryMongodb,
+    )
+    from aalis_plugin_memory_mongodb._store import (
+        MongoMemory as MongoMemory,
+    )
+    from aalis_plugin_memory_mongodb._store import (
+        MongoUnavailable as MongoUnavailable,
+    )
 
-_EXPORTS = {
-    "MemoryMongodb": "aalis_plugin_memory_mongodb.plugin",
-    "MongoConfig": "aalis_plugin_memory_mongodb.config",
-    "MongoMemory": "aalis_plugin_memory_mongodb.store",
-    "MongoUnavailable": "aalis_plugin_memory_mongodb.store",
+_EXPORTS: dict[str, str] = {
+    "MongoConfig": "aalis_plugin_memory_mongodb._config",
+    "MemoryMongodb": "aalis_plugin_memory_mongodb._plugin",
+    "MongoMemory": "aalis_plugin_memory_mongodb._store",
+    "MongoUnavailable": "aalis_plugin_memory_mongodb._store",
 }
 
-__all__ = ["MemoryMongodb", "MongoConfig", "MongoMemory", "MongoUnavailable"]
+__all__ = [
+    "MemoryMongodb",
+    "MongoConfig",
+    "MongoMemory",
+    "MongoUnavailable",
+]
 
+if not TYPE_CHECKING:
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+    def __getattr__(name: str) -> object:
+        module = _EXPORTS.get(name)
+        if module is None:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        import importlib
+
+        value = getattr(importlib.import_module(module), name)
+        globals()[name] = value  # later lookups skip this function
+        return value
+
+    def __dir__() -> list[str]:
+        return sorted(set(globals()) | set(__all__))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import bson
 import pytest
-from aalis_plugin_memory_mongodb.codec import (
+from aalis_plugin_memory_mongodb._codec import (
     ESCAPE_MARK,
     FOLD_DEPTH,
     StoredDataError,

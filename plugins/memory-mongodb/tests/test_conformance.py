@@ -9,7 +9,7 @@ from typing import Any
 import pytest_asyncio
 from aalis_api_memory_conformance import MemoryServiceConformance
 from aalis_plugin_memory_mongodb import MongoConfig, MongoMemory
-from aalis_plugin_memory_mongodb.codec import escape_str
+from aalis_plugin_memory_mongodb._codec import escape_str
 
 
 class TestMongoConformance(MemoryServiceConformance):

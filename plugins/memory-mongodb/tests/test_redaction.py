@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from aalis_plugin_memory_mongodb.redaction import Redactor
+from aalis_plugin_memory_mongodb._redaction import Redactor
 
 SECRET = "pa55-w0rd"
 

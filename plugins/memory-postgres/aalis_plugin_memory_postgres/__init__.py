@@ -7,30 +7,48 @@ Names are imported lazily: the host imports the plugin class of every installed 
 it, and psycopg is only needed once a configured store connects.
 """
 
-from __future__ import annotations
-
-import importlib
-from typing import TYPE_CHECKING, Any
-
+# Every public name is re-exported lazily: importing the package costs nothing until a
+# name is used, and no implementation module imports another through this one at load.
+TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from aalis_plugin_memory_postgres.config import PostgresConfig
-    from aalis_plugin_memory_postgres.plugin import MemoryPostgres
-    from aalis_plugin_memory_postgres.store import PostgresMemory, PostgresUnavailable
+    from aalis_plugin_memory_postgres._config import (
+        PostgresConfig as PostgresConfig,
+    )
+    from aalis_plugin_memory_postgres._plugin import (
+        MemoryPostgres as MemoryPostgres,
+    )
+    from aalis_plugin_memory_postgres._store import (
+        PostgresMemory as PostgresMemory,
+    )
+    from aalis_plugin_memory_postgres._store import (
+        PostgresUnavailable as PostgresUnavailable,
+    )
 
-_EXPORTS = {
-    "MemoryPostgres": "aalis_plugin_memory_postgres.plugin",
-    "PostgresConfig": "aalis_plugin_memory_postgres.config",
-    "PostgresMemory": "aalis_plugin_memory_postgres.store",
-    "PostgresUnavailable": "aalis_plugin_memory_postgres.store",
+_EXPORTS: dict[str, str] = {
+    "PostgresConfig": "aalis_plugin_memory_postgres._config",
+    "MemoryPostgres": "aalis_plugin_memory_postgres._plugin",
+    "PostgresMemory": "aalis_plugin_memory_postgres._store",
+    "PostgresUnavailable": "aalis_plugin_memory_postgres._store",
 }
 
-__all__ = ["MemoryPostgres", "PostgresConfig", "PostgresMemory", "PostgresUnavailable"]
+__all__ = [
+    "MemoryPostgres",
+    "PostgresConfig",
+    "PostgresMemory",
+    "PostgresUnavailable",
+]
 
+if not TYPE_CHECKING:
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+    def __getattr__(name: str) -> object:
+        module = _EXPORTS.get(name)
+        if module is None:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        import importlib
+
+        value = getattr(importlib.import_module(module), name)
+        globals()[name] = value  # later lookups skip this function
+        return value
+
+    def __dir__() -> list[str]:
+        return sorted(set(globals()) | set(__all__))

@@ -9,8 +9,8 @@ import pytest
 import pytest_asyncio
 from aalis_api_memory_conformance import MemoryServiceConformance
 from aalis_plugin_memory_postgres import PostgresConfig, PostgresMemory
-from aalis_plugin_memory_postgres.codec import escape
-from aalis_plugin_memory_postgres.schema import quote_schema
+from aalis_plugin_memory_postgres._codec import escape
+from aalis_plugin_memory_postgres._schema import quote_schema
 from aalis_test_support.postgres import TestServer, fresh_schema
 
 

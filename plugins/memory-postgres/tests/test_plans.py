@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 from aalis_plugin_memory_postgres import PostgresMemory
-from aalis_plugin_memory_postgres.schema import quote_schema
+from aalis_plugin_memory_postgres._schema import quote_schema
 
 SESSION = "big"
 # Each b-tree descended may gain a level between the sizes, and the heap pages of the

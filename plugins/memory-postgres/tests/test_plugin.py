@@ -15,7 +15,7 @@ from aalis_plugin_memory_postgres import (
     PostgresMemory,
     PostgresUnavailable,
 )
-from aalis_plugin_memory_postgres.store import StoreClosed
+from aalis_plugin_memory_postgres._store import StoreClosed
 from aalis_schema_message import Message
 
 from aalis_core.testing import capture_logs, running_host

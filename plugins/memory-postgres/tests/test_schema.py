@@ -10,8 +10,8 @@ import psycopg
 import pytest
 from aalis_api_memory import MessageIdConflict
 from aalis_plugin_memory_postgres import PostgresConfig, PostgresMemory, PostgresUnavailable
-from aalis_plugin_memory_postgres.codec import encode_message
-from aalis_plugin_memory_postgres.schema import (
+from aalis_plugin_memory_postgres._codec import encode_message
+from aalis_plugin_memory_postgres._schema import (
     MIGRATIONS,
     SCHEMA_VERSION,
     _lock_key,

@@ -1,33 +1,61 @@
 """Aalis memory backend on SQLite: WAL, a versioned schema, history reads that stay flat.
 
-Names are imported lazily: the host imports ``aalis_plugin_memory_sqlite.plugin`` for every
+Names are imported lazily: the host imports ``aalis_plugin_memory_sqlite._plugin`` for every
 ``aalis`` command, and the store's dependencies (sqlite-utils) are only needed once it opens.
 """
 
-from __future__ import annotations
-
-import importlib
-from typing import TYPE_CHECKING, Any
-
+# Every public name is re-exported lazily: importing the package costs nothing until a
+# name is used, and no implementation module imports another through this one at load.
+TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from aalis_plugin_memory_sqlite.config import SqliteConfig
-    from aalis_plugin_memory_sqlite.schema import SCHEMA_VERSION, SchemaTooNew
-    from aalis_plugin_memory_sqlite.store import SqliteMemory, StoreClosed
+    from aalis_plugin_memory_sqlite._config import (
+        SqliteConfig as SqliteConfig,
+    )
+    from aalis_plugin_memory_sqlite._plugin import (
+        MemorySqlite as MemorySqlite,
+    )
+    from aalis_plugin_memory_sqlite._schema import (
+        SCHEMA_VERSION as SCHEMA_VERSION,
+    )
+    from aalis_plugin_memory_sqlite._schema import (
+        SchemaTooNew as SchemaTooNew,
+    )
+    from aalis_plugin_memory_sqlite._store import (
+        SqliteMemory as SqliteMemory,
+    )
+    from aalis_plugin_memory_sqlite._store import (
+        StoreClosed as StoreClosed,
+    )
 
-_LAZY = {
-    "SqliteConfig": "aalis_plugin_memory_sqlite.config",
-    "SCHEMA_VERSION": "aalis_plugin_memory_sqlite.schema",
-    "SchemaTooNew": "aalis_plugin_memory_sqlite.schema",
-    "SqliteMemory": "aalis_plugin_memory_sqlite.store",
-    "StoreClosed": "aalis_plugin_memory_sqlite.store",
+_EXPORTS: dict[str, str] = {
+    "SqliteConfig": "aalis_plugin_memory_sqlite._config",
+    "MemorySqlite": "aalis_plugin_memory_sqlite._plugin",
+    "SCHEMA_VERSION": "aalis_plugin_memory_sqlite._schema",
+    "SchemaTooNew": "aalis_plugin_memory_sqlite._schema",
+    "SqliteMemory": "aalis_plugin_memory_sqlite._store",
+    "StoreClosed": "aalis_plugin_memory_sqlite._store",
 }
 
+__all__ = [
+    "SCHEMA_VERSION",
+    "MemorySqlite",
+    "SchemaTooNew",
+    "SqliteConfig",
+    "SqliteMemory",
+    "StoreClosed",
+]
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(module), name)
+if not TYPE_CHECKING:
 
+    def __getattr__(name: str) -> object:
+        module = _EXPORTS.get(name)
+        if module is None:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        import importlib
 
-__all__ = ["SCHEMA_VERSION", "SchemaTooNew", "SqliteConfig", "SqliteMemory", "StoreClosed"]
+        value = getattr(importlib.import_module(module), name)
+        globals()[name] = value  # later lookups skip this function
+        return value
+
+    def __dir__() -> list[str]:
+        return sorted(set(globals()) | set(__all__))

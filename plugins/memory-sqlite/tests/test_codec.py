@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from aalis_plugin_memory_sqlite.codec import (
+from aalis_plugin_memory_sqlite._codec import (
     build_message,
     decode_messages,
     decode_messages_indexed,

@@ -11,7 +11,7 @@ import pytest
 from aalis_agent import run_clear
 from aalis_api_memory import ClearType, memory
 from aalis_plugin_memory_sqlite import SqliteConfig, SqliteMemory, StoreClosed
-from aalis_plugin_memory_sqlite.plugin import PRIORITY, MemorySqlite
+from aalis_plugin_memory_sqlite._plugin import PRIORITY, MemorySqlite
 from aalis_schema_message import Message
 
 from aalis_core.config import ConfigError

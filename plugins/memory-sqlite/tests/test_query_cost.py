@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from aalis_api_memory import RecentMessagesQuery, StoredMessage
 from aalis_plugin_memory_sqlite import SqliteMemory
-from aalis_plugin_memory_sqlite.engine import Engine
+from aalis_plugin_memory_sqlite._engine import Engine
 from aalis_schema_message import Message
 
 T0 = 1_700_000_000_000
@@ -179,7 +179,7 @@ async def test_writes_touch_only_what_they_change(tmp_path: Path) -> None:
 
 
 def _row(message: Message) -> Any:
-    from aalis_plugin_memory_sqlite.codec import message_columns
+    from aalis_plugin_memory_sqlite._codec import message_columns
     from aalis_schema_message import new_message_id
 
     assert message.timestamp is not None

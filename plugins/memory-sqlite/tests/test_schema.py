@@ -14,7 +14,7 @@ import attrs
 import pytest
 from aalis_api_memory import MessageIdConflict, RecentMessagesQuery
 from aalis_plugin_memory_sqlite import SCHEMA_VERSION, SchemaTooNew, SqliteMemory
-from aalis_plugin_memory_sqlite.schema import MIGRATION_NAMES, MIGRATION_SET, connect
+from aalis_plugin_memory_sqlite._schema import MIGRATION_NAMES, MIGRATION_SET, connect
 
 T0 = 1_700_000_000_000
 
@@ -215,7 +215,7 @@ def test_concurrent_first_opens_migrate_once(tmp_path: Path) -> None:
 def make_v2_file(path: Path) -> None:
     """A file as version 2 of this plugin left it (before message identity): the v1 DDL,
     migrated to 2 by the released migration, then rows written the way version 2 wrote them."""
-    from aalis_plugin_memory_sqlite.migrations import migrate
+    from aalis_plugin_memory_sqlite._migrations import migrate
 
     make_v1_file(path)
     conn = sqlite3.connect(path, isolation_level=None)

@@ -7,7 +7,7 @@ import threading
 import time
 
 import pytest
-from aalis_plugin_memory_sqlite.worker import Worker, WorkerClosed
+from aalis_plugin_memory_sqlite._worker import Worker, WorkerClosed
 
 
 async def test_jobs_run_in_order_on_one_thread() -> None:

@@ -19,7 +19,7 @@ import pytest
 from aalis_agent import run_clear
 from aalis_api_memory import CompressionError, MemoryProviderPlugin, compression, memory
 from aalis_plugin_memory_summary import MemorySummary
-from aalis_plugin_memory_summary.records import PENDING_NAMESPACE, SUMMARY_NAMESPACE
+from aalis_plugin_memory_summary._records import PENDING_NAMESPACE, SUMMARY_NAMESPACE
 from aalis_schema_message import Message
 
 from aalis_core import Host

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from aalis_api_llm import LLMResponseError, LLMTimeout
 from aalis_api_memory import CompressionError, CompressionUsage
-from aalis_plugin_memory_summary.extractive import HEADER
+from aalis_plugin_memory_summary._extractive import HEADER
 from aalis_schema_message import Message, ToolCall
 
 SID = "s1"

@@ -1,7 +1,7 @@
 """The offline extractive summariser: deterministic, labelled, cumulative."""
 
 from aalis_agent import estimate_text_tokens
-from aalis_plugin_memory_summary.extractive import (
+from aalis_plugin_memory_summary._extractive import (
     HEADER,
     LEGACY_HEADERS,
     LINE_OVERHEAD,

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from aalis_api_memory import CompressionError, CompressionUsage, compression, memory
 from aalis_plugin_memory_summary import MemorySummary
-from aalis_plugin_memory_summary.records import SUMMARY_NAMESPACE
+from aalis_plugin_memory_summary._records import SUMMARY_NAMESPACE
 from aalis_schema_message import Message
 
 from aalis_core import Host

@@ -2,8 +2,8 @@
 
 import pytest
 from aalis_agent import estimate_message_tokens
-from aalis_plugin_memory_summary.prompt import build_prompt, message_line, parse_reply
-from aalis_plugin_memory_summary.spans import parse_label, select_keep, split_point, tool_groups
+from aalis_plugin_memory_summary._prompt import build_prompt, message_line, parse_reply
+from aalis_plugin_memory_summary._spans import parse_label, select_keep, split_point, tool_groups
 from aalis_schema_message import Message, ToolCall
 
 

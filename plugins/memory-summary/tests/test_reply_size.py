@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 from aalis_api_memory import CompressionError
-from aalis_plugin_memory_summary.config import MemorySummaryConfig
-from aalis_plugin_memory_summary.prompt import MAX_DECODE_ATTEMPTS, parse_reply
+from aalis_plugin_memory_summary import MemorySummaryConfig
+from aalis_plugin_memory_summary._prompt import MAX_DECODE_ATTEMPTS, parse_reply
 from aalis_schema_message import Message
 
 MB = 1_000_000

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 from aalis_api_memory import CompressionUsage
-from aalis_plugin_memory_summary.handlers import on_token_usage
+from aalis_plugin_memory_summary._handlers import on_token_usage
 from aalis_schema_message import Message
 
 SID = "shared"

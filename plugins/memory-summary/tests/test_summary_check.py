@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 from aalis_api_memory import CompressionError
-from aalis_plugin_memory_summary.check import check_summary, refusal_of, summary_floor
-from aalis_plugin_memory_summary.extractive import HEADER
+from aalis_plugin_memory_summary._check import check_summary, refusal_of, summary_floor
+from aalis_plugin_memory_summary._extractive import HEADER
 from aalis_schema_message import Message
 
 SID = "checked"

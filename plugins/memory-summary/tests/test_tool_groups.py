@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from aalis_plugin_memory_summary.spans import ToolGroup, tool_groups
+from aalis_plugin_memory_summary._spans import ToolGroup, tool_groups
 from aalis_schema_message import Message, ToolCall
 from hypothesis import given, settings
 from hypothesis import strategies as st

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from aalis_plugin_memory_summary.spans import turn_split
+from aalis_plugin_memory_summary._spans import turn_split
 from aalis_schema_message import Message, ToolCall
 
 

@@ -1,5 +1,37 @@
 """Semantic recall of earlier messages for Aalis (the ``memory-vector`` plugin)."""
 
-from aalis_plugin_memory_vector.plugin import VECTOR_CLEAR_TYPE, MemoryVector
+# Every public name is re-exported lazily: importing the package costs nothing until a
+# name is used, and no implementation module imports another through this one at load.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from aalis_plugin_memory_vector._plugin import (
+        VECTOR_CLEAR_TYPE as VECTOR_CLEAR_TYPE,
+    )
+    from aalis_plugin_memory_vector._plugin import (
+        MemoryVector as MemoryVector,
+    )
 
-__all__ = ["VECTOR_CLEAR_TYPE", "MemoryVector"]
+_EXPORTS: dict[str, str] = {
+    "MemoryVector": "aalis_plugin_memory_vector._plugin",
+    "VECTOR_CLEAR_TYPE": "aalis_plugin_memory_vector._plugin",
+}
+
+__all__ = [
+    "VECTOR_CLEAR_TYPE",
+    "MemoryVector",
+]
+
+if not TYPE_CHECKING:
+
+    def __getattr__(name: str) -> object:
+        module = _EXPORTS.get(name)
+        if module is None:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        import importlib
+
+        value = getattr(importlib.import_module(module), name)
+        globals()[name] = value  # later lookups skip this function
+        return value
+
+    def __dir__() -> list[str]:
+        return sorted(set(globals()) | set(__all__))

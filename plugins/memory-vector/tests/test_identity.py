@@ -237,9 +237,9 @@ async def test_sessions_a_store_migration_dropped_are_recorded_as_gaps_and_backf
 ) -> None:
     # A vector store that dropped vectors from before message identity names their
     # sessions: the plugin records them as gaps first, then acknowledges, then backfills.
-    sqlite = pytest.importorskip("aalis_plugin_memory_sqlite.plugin")
+    sqlite = pytest.importorskip("aalis_plugin_memory_sqlite._plugin")
     from aalis_api_vectorstore import InMemoryVectorStore
-    from aalis_plugin_memory_vector.gaps import GAPS_NAMESPACE
+    from aalis_plugin_memory_vector._gaps import GAPS_NAMESPACE
 
     config = {"host": {"data_dir": str(tmp_path)}}
     async with Host(config, [sqlite.MemorySqlite()], discover=False) as host:

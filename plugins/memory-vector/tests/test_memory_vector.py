@@ -13,8 +13,8 @@ from aalis_agent import run_clear, undo_last_turn
 from aalis_api_memory import memory
 from aalis_api_vectorstore import RecallUnavailable, recall
 from aalis_plugin_memory_vector import MemoryVector
-from aalis_plugin_memory_vector.gaps import GAPS_NAMESPACE
-from aalis_plugin_memory_vector.scope import OVERRIDES_NAMESPACE
+from aalis_plugin_memory_vector._gaps import GAPS_NAMESPACE
+from aalis_plugin_memory_vector._scope import OVERRIDES_NAMESPACE
 from aalis_schema_message import Message, ToolCall, new_message_id
 
 from aalis_core import Host
@@ -55,7 +55,7 @@ class World:
 
 async def gap_of(memory_service: Any, session_id: str) -> dict[str, Any] | None:
     """The gaps and marks recorded for a session, merged (None when there are none)."""
-    from aalis_plugin_memory_vector.gaps import read_entry
+    from aalis_plugin_memory_vector._gaps import read_entry
 
     found = [read_entry(e.key, e.data) for e in await memory_service.list_metadata(GAPS_NAMESPACE)]
     gaps = [g for sid, g in (f for f in found if f is not None) if sid == session_id]
@@ -128,7 +128,7 @@ async def test_hostile_text_is_indexed_clipped_and_never_crashes(world: World) -
     hits = await world.recall.recall("s", "DROP TABLE")
     assert hits
     assert hits[0].message.content == hostile
-    from aalis_plugin_memory_vector.text import clip
+    from aalis_plugin_memory_vector._text import clip
 
     clipped = clip(lone.content or "", 2000)
     assert 1990 < len(clipped) <= 2000

@@ -11,8 +11,8 @@ from aalis_agent import PromptRequest, collect_prompt_blocks, forget_person
 from aalis_api_memory import memory
 from aalis_api_vectorstore import recall
 from aalis_plugin_memory_vector import MemoryVector
-from aalis_plugin_memory_vector.persons import PERSONS_NAMESPACE
-from aalis_plugin_memory_vector.scope import OVERRIDES_NAMESPACE
+from aalis_plugin_memory_vector._persons import PERSONS_NAMESPACE
+from aalis_plugin_memory_vector._scope import OVERRIDES_NAMESPACE
 from aalis_schema_message import Message
 
 from aalis_core import Host
@@ -181,7 +181,7 @@ async def test_all_is_one_config_line_away(world: World) -> None:
 
 
 async def test_status_lists_every_session_override_and_every_invalid_one(world: World) -> None:
-    from aalis_plugin_memory_vector.overrides import override_lines
+    from aalis_plugin_memory_vector._overrides import override_lines
 
     await world.memory.save_metadata(OVERRIDES_NAMESPACE, "open", {"cross_session_mode": "all"})
     await world.memory.save_metadata(OVERRIDES_NAMESPACE, "typo", {"cross_sesion_mode": "all"})
@@ -206,7 +206,7 @@ async def test_a_registry_entry_that_is_not_shaped_like_one_seals_its_session(
 
 
 async def test_a_group_stays_a_group_once_the_other_person_is_forgotten(world: World) -> None:
-    from aalis_plugin_memory_vector.persons import People
+    from aalis_plugin_memory_vector._persons import People
 
     await world.say("bob-dm", said("bob's own secret", T0, "telegram", "bob"))
     await world.say(

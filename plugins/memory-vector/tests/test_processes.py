@@ -26,7 +26,7 @@ import pytest
 pytest.importorskip("aalis_plugin_vectorstore_sqlite")
 pytest.importorskip("aalis_plugin_embedding_hash")
 
-from aalis_plugin_memory_vector.indexer import DELAY_ENV, SUBMIT_DELAY_ENV
+from aalis_plugin_memory_vector._indexer import DELAY_ENV, SUBMIT_DELAY_ENV
 from aalis_schema_message import new_message_id
 
 CONFIG = '[capabilities.embedding]\nprovider = "embedding-hash"\n'
@@ -406,7 +406,7 @@ from aalis_core.cli import open_host
 from aalis_api_memory import memory
 from aalis_api_vectorstore import recall
 
-from aalis_plugin_memory_vector.indexer import BACKFILL_AT_START
+from aalis_plugin_memory_vector._indexer import BACKFILL_AT_START
 
 async def main():
     out = {"recall": [], "api": [], "mcp": [], "search": []}

@@ -1,28 +1,38 @@
 """Aalis plugins for OpenAI-compatible endpoints: ``llm-openai`` (chat completions) and
-``embedding-openai`` (``/embeddings``), over one HTTP layer (docs/host/openai.md)."""
+``embedding-openai`` (``/embeddings``), over one HTTP layer (docs/host/openai.md).
+"""
 
-from typing import TYPE_CHECKING, Any
-
-from aalis_plugin_openai.config import EmbeddingOpenaiConfig, LlmOpenaiConfig
-from aalis_plugin_openai.plugin import EmbeddingOpenai, LlmOpenai
-
+# Every public name is re-exported lazily: importing the package costs nothing until a
+# name is used, and no implementation module imports another through this one at load.
+TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from aalis_plugin_openai.embedding import OpenAIEmbedder
-    from aalis_plugin_openai.llm import OpenAIChatModel
+    from aalis_plugin_openai._config import (
+        EmbeddingOpenaiConfig as EmbeddingOpenaiConfig,
+    )
+    from aalis_plugin_openai._config import (
+        LlmOpenaiConfig as LlmOpenaiConfig,
+    )
+    from aalis_plugin_openai._embedding import (
+        OpenAIEmbedder as OpenAIEmbedder,
+    )
+    from aalis_plugin_openai._llm import (
+        OpenAIChatModel as OpenAIChatModel,
+    )
+    from aalis_plugin_openai._plugin import (
+        EmbeddingOpenai as EmbeddingOpenai,
+    )
+    from aalis_plugin_openai._plugin import (
+        LlmOpenai as LlmOpenai,
+    )
 
-
-def __getattr__(name: str) -> Any:
-    # Lazy: the clients pull in httpx, which the entry points must not pay for.
-    if name == "OpenAIChatModel":
-        from aalis_plugin_openai.llm import OpenAIChatModel
-
-        return OpenAIChatModel
-    if name == "OpenAIEmbedder":
-        from aalis_plugin_openai.embedding import OpenAIEmbedder
-
-        return OpenAIEmbedder
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
+_EXPORTS: dict[str, str] = {
+    "EmbeddingOpenaiConfig": "aalis_plugin_openai._config",
+    "LlmOpenaiConfig": "aalis_plugin_openai._config",
+    "OpenAIEmbedder": "aalis_plugin_openai._embedding",
+    "OpenAIChatModel": "aalis_plugin_openai._llm",
+    "EmbeddingOpenai": "aalis_plugin_openai._plugin",
+    "LlmOpenai": "aalis_plugin_openai._plugin",
+}
 
 __all__ = [
     "EmbeddingOpenai",
@@ -32,3 +42,18 @@ __all__ = [
     "OpenAIChatModel",
     "OpenAIEmbedder",
 ]
+
+if not TYPE_CHECKING:
+
+    def __getattr__(name: str) -> object:
+        module = _EXPORTS.get(name)
+        if module is None:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        import importlib
+
+        value = getattr(importlib.import_module(module), name)
+        globals()[name] = value  # later lookups skip this function
+        return value
+
+    def __dir__() -> list[str]:
+        return sorted(set(globals()) | set(__all__))

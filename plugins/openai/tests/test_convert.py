@@ -1,6 +1,6 @@
 import httpx
-from aalis_plugin_openai.convert import to_chat_messages
-from aalis_plugin_openai.http import parse_retry_after
+from aalis_plugin_openai._convert import to_chat_messages
+from aalis_plugin_openai._http import parse_retry_after
 from aalis_schema_message import Message
 
 

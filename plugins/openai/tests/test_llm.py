@@ -12,8 +12,7 @@ from aalis_api_llm import (
     LLMServerError,
     LLMTimeout,
 )
-from aalis_plugin_openai.config import LlmOpenaiConfig
-from aalis_plugin_openai.llm import OpenAIChatModel
+from aalis_plugin_openai import LlmOpenaiConfig, OpenAIChatModel
 from aalis_schema_message import Message, ToolCall
 
 KEY = "sk-test-0123456789abcdef"

@@ -50,7 +50,7 @@ async def test_configured_it_provides_llm(
 
 def test_loading_the_plugins_does_not_import_httpx() -> None:
     code = (
-        "import sys, aalis_plugin_openai, aalis_plugin_openai.plugin;print('httpx' in sys.modules)"
+        "import sys, aalis_plugin_openai, aalis_plugin_openai._plugin;print('httpx' in sys.modules)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
@@ -61,8 +61,8 @@ def test_one_distribution_two_entry_points_under_the_old_plugin_names() -> None:
     assert dist.version == "0.2.0"
     points = {ep.name: ep.value for ep in dist.entry_points if ep.group == "aalis.plugins"}
     assert points == {
-        "llm-openai": "aalis_plugin_openai.plugin:LlmOpenai",
-        "embedding-openai": "aalis_plugin_openai.plugin:EmbeddingOpenai",
+        "llm-openai": "aalis_plugin_openai:LlmOpenai",
+        "embedding-openai": "aalis_plugin_openai:EmbeddingOpenai",
     }
 
 

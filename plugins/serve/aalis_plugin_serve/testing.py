@@ -20,10 +20,10 @@ from aalis_api_memory import memory
 from aalis_schema_message import Message
 
 from aalis_core.host import Host
-from aalis_plugin_serve.app import ServeState, create_app
-from aalis_plugin_serve.cli import bind
-from aalis_plugin_serve.config import ServeConfig
-from aalis_plugin_serve.security import Guard
+from aalis_plugin_serve._app import ServeState, create_app
+from aalis_plugin_serve._cli import bind
+from aalis_plugin_serve._config import ServeConfig
+from aalis_plugin_serve._security import Guard
 
 TOKEN = "test-token-0123456789abcdef"
 

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from aalis_api_memory import compression
 from aalis_plugin_serve import ServeConfig
-from aalis_plugin_serve.cli import plan_guard
+from aalis_plugin_serve._cli import plan_guard
 from aalis_plugin_serve.testing import Served, host_config, running
 
 from aalis_core.host import Host

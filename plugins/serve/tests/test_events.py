@@ -11,7 +11,7 @@ from collections.abc import AsyncIterator
 
 import httpx
 from aalis_api_memory import memory
-from aalis_plugin_serve.broker import RESYNC, EventBroker
+from aalis_plugin_serve._broker import RESYNC, EventBroker
 from aalis_plugin_serve.testing import Served
 from aalis_schema_message import Message
 

@@ -1,1 +1,32 @@
 """The ``user-relation`` plugin: what it knows about a person (docs/host/facts.md)."""
+
+# Every public name is re-exported lazily: importing the package costs nothing until a
+# name is used, and no implementation module imports another through this one at load.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from aalis_plugin_user_relation._plugin import (
+        UserRelation as UserRelation,
+    )
+
+_EXPORTS: dict[str, str] = {
+    "UserRelation": "aalis_plugin_user_relation._plugin",
+}
+
+__all__ = [
+    "UserRelation",
+]
+
+if not TYPE_CHECKING:
+
+    def __getattr__(name: str) -> object:
+        module = _EXPORTS.get(name)
+        if module is None:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        import importlib
+
+        value = getattr(importlib.import_module(module), name)
+        globals()[name] = value  # later lookups skip this function
+        return value
+
+    def __dir__() -> list[str]:
+        return sorted(set(globals()) | set(__all__))

@@ -11,8 +11,8 @@ import pytest
 from aalis_agent import PromptRequest, collect_prompt_blocks
 from aalis_api_memory import memory
 from aalis_api_relation import PersonRef
-from aalis_plugin_memory_sqlite.plugin import MemorySqlite
-from aalis_plugin_user_relation.plugin import UserRelation
+from aalis_plugin_memory_sqlite import MemorySqlite
+from aalis_plugin_user_relation import UserRelation
 from aalis_schema_message import Message, new_message_id
 
 from aalis_core import Host

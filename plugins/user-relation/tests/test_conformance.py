@@ -13,7 +13,7 @@ from typing import Any
 import pytest_asyncio
 from aalis_api_relation import PersonRef
 from aalis_api_relation_conformance import RelationConformance, sentence
-from aalis_plugin_user_relation.plugin import UserRelation
+from aalis_plugin_user_relation import UserRelation
 
 from aalis_core import Host, Plugin
 
@@ -62,7 +62,7 @@ class TestUserRelationOnInmemory(RelationConformance):
 class TestUserRelationOnPostgres(RelationConformance):
     @pytest_asyncio.fixture
     async def harness(self, postgres_uri: str) -> AsyncIterator[_Harness]:
-        from aalis_plugin_memory_postgres.plugin import MemoryPostgres
+        from aalis_plugin_memory_postgres import MemoryPostgres
         from aalis_test_support.postgres import drop_schema
 
         schema = f"facts_{uuid.uuid4().hex[:8]}"
@@ -78,7 +78,7 @@ class TestUserRelationOnPostgres(RelationConformance):
 class TestUserRelationOnMongodb(RelationConformance):
     @pytest_asyncio.fixture
     async def harness(self, mongodb_server: Any) -> AsyncIterator[_Harness]:
-        from aalis_plugin_memory_mongodb.plugin import MemoryMongodb
+        from aalis_plugin_memory_mongodb import MemoryMongodb
 
         config = {
             "memory-mongodb": {

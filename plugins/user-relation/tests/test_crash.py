@@ -14,8 +14,8 @@ CHILD = r"""
 import asyncio, os, signal, sys
 from aalis_core import Host
 from aalis_api_memory import memory
-from aalis_plugin_memory_sqlite.plugin import MemorySqlite
-from aalis_plugin_user_relation.plugin import UserRelation
+from aalis_plugin_memory_sqlite._plugin import MemorySqlite
+from aalis_plugin_user_relation._plugin import UserRelation
 from aalis_plugin_user_relation import deriver as deriver_module
 from aalis_schema_message import Message, new_message_id
 

@@ -4,8 +4,8 @@
 from __future__ import annotations
 
 import pytest
-from aalis_plugin_user_relation.drafts import Draft
-from aalis_plugin_user_relation.extractor import extract
+from aalis_plugin_user_relation._drafts import Draft
+from aalis_plugin_user_relation._extractor import extract
 
 READS = [
     ("My name is Ada Lovelace.", "name", "Ada Lovelace"),

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 from aalis_agent import forget_person, run_clear
-from aalis_plugin_user_relation.store import FACTS_NAMESPACE, GAPS_NAMESPACE
+from aalis_plugin_user_relation._store import FACTS_NAMESPACE, GAPS_NAMESPACE
 from aalis_schema_message import Message
 
 from aalis_core.testing import capture_logs

@@ -12,10 +12,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from aalis_plugin_memory_sqlite.plugin import MemorySqlite
-from aalis_plugin_openai.plugin import LlmOpenai
-from aalis_plugin_user_relation.llm_extractor import parse
-from aalis_plugin_user_relation.plugin import UserRelation
+from aalis_plugin_memory_sqlite import MemorySqlite
+from aalis_plugin_openai import LlmOpenai
+from aalis_plugin_user_relation import UserRelation
+from aalis_plugin_user_relation._llm_extractor import parse
 
 from aalis_core import Host
 

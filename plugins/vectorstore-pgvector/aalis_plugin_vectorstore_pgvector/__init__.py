@@ -3,29 +3,43 @@
 The store is imported lazily: listing plugins must not pay for psycopg.
 """
 
-from __future__ import annotations
-
-import importlib
-from typing import TYPE_CHECKING, Any
-
+# Every public name is re-exported lazily: importing the package costs nothing until a
+# name is used, and no implementation module imports another through this one at load.
+TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from aalis_plugin_vectorstore_pgvector.config import PgvectorConfig
-    from aalis_plugin_vectorstore_pgvector.plugin import VectorstorePgvector
-    from aalis_plugin_vectorstore_pgvector.store import PgvectorStore
+    from aalis_plugin_vectorstore_pgvector._config import (
+        PgvectorConfig as PgvectorConfig,
+    )
+    from aalis_plugin_vectorstore_pgvector._plugin import (
+        VectorstorePgvector as VectorstorePgvector,
+    )
+    from aalis_plugin_vectorstore_pgvector._store import (
+        PgvectorStore as PgvectorStore,
+    )
 
-_EXPORTS = {
-    "PgvectorConfig": "aalis_plugin_vectorstore_pgvector.config",
-    "PgvectorStore": "aalis_plugin_vectorstore_pgvector.store",
-    "VectorstorePgvector": "aalis_plugin_vectorstore_pgvector.plugin",
+_EXPORTS: dict[str, str] = {
+    "PgvectorConfig": "aalis_plugin_vectorstore_pgvector._config",
+    "VectorstorePgvector": "aalis_plugin_vectorstore_pgvector._plugin",
+    "PgvectorStore": "aalis_plugin_vectorstore_pgvector._store",
 }
 
-__all__ = ["PgvectorConfig", "PgvectorStore", "VectorstorePgvector"]
+__all__ = [
+    "PgvectorConfig",
+    "PgvectorStore",
+    "VectorstorePgvector",
+]
 
+if not TYPE_CHECKING:
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+    def __getattr__(name: str) -> object:
+        module = _EXPORTS.get(name)
+        if module is None:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        import importlib
+
+        value = getattr(importlib.import_module(module), name)
+        globals()[name] = value  # later lookups skip this function
+        return value
+
+    def __dir__() -> list[str]:
+        return sorted(set(globals()) | set(__all__))

@@ -13,10 +13,10 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest_asyncio
-from aalis_api_vectorstore.types import ScopeFilter, VectorRecord
+from aalis_api_vectorstore import ScopeFilter, VectorRecord
 from aalis_plugin_vectorstore_pgvector import PgvectorConfig, PgvectorStore
-from aalis_plugin_vectorstore_pgvector.codec import vector_literal
-from aalis_plugin_vectorstore_pgvector.schema import index_name
+from aalis_plugin_vectorstore_pgvector._codec import vector_literal
+from aalis_plugin_vectorstore_pgvector._schema import index_name
 from aalis_test_support.postgres import TestServer, fresh_schema
 
 N = 4_000

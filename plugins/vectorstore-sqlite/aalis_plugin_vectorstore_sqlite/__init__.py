@@ -1,7 +1,32 @@
 """Aalis vector store on SQLite: the embedded default ``vectorstore`` provider."""
 
-from aalis_plugin_vectorstore_sqlite.config import SqliteVectorConfig
-from aalis_plugin_vectorstore_sqlite.plugin import PRIORITY, VectorstoreSqlite
+# Every public name is re-exported lazily: importing the package costs nothing until a
+# name is used, and no implementation module imports another through this one at load.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from aalis_plugin_vectorstore_sqlite._config import (
+        SqliteVectorConfig as SqliteVectorConfig,
+    )
+    from aalis_plugin_vectorstore_sqlite._plugin import (
+        PRIORITY as PRIORITY,
+    )
+    from aalis_plugin_vectorstore_sqlite._plugin import (
+        VectorstoreSqlite as VectorstoreSqlite,
+    )
+    from aalis_plugin_vectorstore_sqlite._store import (
+        SqliteVectorStore as SqliteVectorStore,
+    )
+    from aalis_plugin_vectorstore_sqlite._store import (
+        StoreClosed as StoreClosed,
+    )
+
+_EXPORTS: dict[str, str] = {
+    "SqliteVectorConfig": "aalis_plugin_vectorstore_sqlite._config",
+    "PRIORITY": "aalis_plugin_vectorstore_sqlite._plugin",
+    "VectorstoreSqlite": "aalis_plugin_vectorstore_sqlite._plugin",
+    "SqliteVectorStore": "aalis_plugin_vectorstore_sqlite._store",
+    "StoreClosed": "aalis_plugin_vectorstore_sqlite._store",
+}
 
 __all__ = [
     "PRIORITY",
@@ -11,11 +36,17 @@ __all__ = [
     "VectorstoreSqlite",
 ]
 
+if not TYPE_CHECKING:
 
-def __getattr__(name: str) -> object:
-    # The store pulls in numpy; keep ``import aalis_plugin_vectorstore_sqlite`` light.
-    if name in ("SqliteVectorStore", "StoreClosed"):
-        from aalis_plugin_vectorstore_sqlite import store
+    def __getattr__(name: str) -> object:
+        module = _EXPORTS.get(name)
+        if module is None:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        import importlib
 
-        return getattr(store, name)
-    raise AttributeError(name)
+        value = getattr(importlib.import_module(module), name)
+        globals()[name] = value  # later lookups skip this function
+        return value
+
+    def __dir__() -> list[str]:
+        return sorted(set(globals()) | set(__all__))

@@ -3,7 +3,7 @@ from pathlib import Path
 
 import pytest_asyncio
 from aalis_api_vectorstore_conformance import VectorStoreConformance
-from aalis_plugin_vectorstore_sqlite.store import SqliteVectorStore
+from aalis_plugin_vectorstore_sqlite import SqliteVectorStore
 
 
 class TestSqliteVectorStoreConformance(VectorStoreConformance):

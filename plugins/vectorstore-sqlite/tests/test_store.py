@@ -14,9 +14,13 @@ from pathlib import Path
 import pytest
 from aalis_api_vectorstore import VectorStoreError, VectorStoreUnavailable, vectorstore
 from aalis_api_vectorstore_conformance import T0, rec, scope, seeded_vector
-from aalis_plugin_vectorstore_sqlite.plugin import PRIORITY, VectorstoreSqlite
-from aalis_plugin_vectorstore_sqlite.schema import MIGRATIONS, SCHEMA_VERSION, SchemaTooNew
-from aalis_plugin_vectorstore_sqlite.store import SqliteVectorStore, StoreClosed
+from aalis_plugin_vectorstore_sqlite import (
+    PRIORITY,
+    SqliteVectorStore,
+    StoreClosed,
+    VectorstoreSqlite,
+)
+from aalis_plugin_vectorstore_sqlite._schema import MIGRATIONS, SCHEMA_VERSION, SchemaTooNew
 
 from aalis_core.testing import running_host
 
@@ -89,7 +93,7 @@ async def test_a_second_process_sees_this_ones_writes(tmp_path: Path) -> None:
             f"""
             import asyncio
             from aalis_api_vectorstore_conformance import rec, seeded_vector
-            from aalis_plugin_vectorstore_sqlite.store import SqliteVectorStore
+            from aalis_plugin_vectorstore_sqlite._store import SqliteVectorStore
 
             async def main():
                 async with SqliteVectorStore({str(path)!r}) as store:
@@ -232,7 +236,7 @@ async def test_vectors_from_before_identity_are_dropped_and_their_sessions_named
 ) -> None:
     # A file of schema 1 (keyed on session, timestamp, role): its vectors have no message
     # id, so the migration drops them and remembers their sessions for re-embedding.
-    from aalis_plugin_vectorstore_sqlite.schema import migrate
+    from aalis_plugin_vectorstore_sqlite._schema import migrate
 
     path = tmp_path / "v.db"
     conn = sqlite3.connect(path, isolation_level=None)

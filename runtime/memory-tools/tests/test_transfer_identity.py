@@ -31,7 +31,7 @@ from aalis_schema_message import Message
 pytest.importorskip("aalis_plugin_memory_sqlite", reason="memory-sqlite is not installed")
 pytest.importorskip("aalis_plugin_memory_inmemory", reason="memory-inmemory is not installed")
 
-from aalis_plugin_memory_inmemory.store import InMemoryMemory
+from aalis_plugin_memory_inmemory import InMemoryMemory
 from aalis_plugin_memory_sqlite import SqliteMemory
 
 T0 = 1_700_000_000_000

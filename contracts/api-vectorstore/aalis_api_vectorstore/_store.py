@@ -1,0 +1,110 @@
+"""``VectorStore``: the shape every vector backend implements (SQLite, pgvector, in-memory).
+
+The store knows nothing about messages or embedders: it keeps vectors keyed by the id of the
+message they came from, answers filtered nearest-neighbour searches, lists what it holds (so
+the index can be checked against the message store), and forgets what it is told to.
+``memory-vector`` decides what to index and how to rank.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Protocol, runtime_checkable
+
+from aalis_api_vectorstore._types import (
+    ScopeFilter,
+    VectorEntry,
+    VectorHit,
+    VectorRecord,
+    VectorStoreStats,
+)
+
+
+@runtime_checkable
+class VectorStore(Protocol):
+    """A vector store. Every method is async; every rule is checked by the conformance kit.
+
+    The rules in full: docs/recall.md ("The vectorstore contract"); how to meet them:
+    docs/backends/implementing-vectorstore.md.
+    """
+
+    async def upsert(self, records: Sequence[VectorRecord]) -> int:
+        """Write ``records``, all or nothing; return how many were written.
+
+        A record is keyed by its ``message_id``: one with the id of a stored one replaces it,
+        its model included (so a reindex moves it to the new space), and two records that
+        share session, timestamp and role but not their id are two vectors. A wrong width
+        (``DimensionMismatch``), a non-finite value (``ValueError``) or a wrong type
+        (``TypeError``) anywhere in the batch writes nothing.
+        """
+        ...
+
+    async def search(self, vector: Sequence[float], k: int, where: ScopeFilter) -> list[VectorHit]:
+        """Up to ``k`` hits in scope, best cosine first.
+
+        ``k`` of them whenever ``k`` records match ``where``: the filter is part of the
+        query, never a post-filter of a global top-k, so a small scope among much data still
+        gets its hits. There is no unfiltered search (``where`` is required). ``k`` is a
+        non-negative int (0 returns nothing); the query's width must be the model's
+        (``DimensionMismatch``); a model with no vectors returns nothing. Ties come back in
+        no promised order.
+        """
+        ...
+
+    async def delete(
+        self,
+        session_id: str,
+        ids: Iterable[str] | None = None,
+        *,
+        timestamps: Iterable[int] | None = None,
+    ) -> int:
+        """Remove the session's vectors whose message id is in ``ids``; return how many.
+
+        With ``timestamps`` instead (events of message stores without identity), those at
+        the timestamps, every role; with neither, all of the session's; both is a
+        ``ValueError``. Ids of other sessions are left alone; removing nothing is not an
+        error.
+        """
+        ...
+
+    async def delete_all(self) -> int:
+        """Remove every vector of every model; return how many."""
+        ...
+
+    async def entries(self, session_id: str) -> list[VectorEntry]:
+        """The session's vectors without their floats, every model, by timestamp then id.
+
+        Exists so the index can be compared with the message store (``aalis vector check``).
+        """
+        ...
+
+    async def sessions(self) -> list[str]:
+        """The ids of the sessions that have vectors, sorted (for the same comparison)."""
+        ...
+
+    async def stats(self) -> VectorStoreStats:
+        """How many vectors each ``model_id`` holds, and their width, sorted by model."""
+        ...
+
+
+@runtime_checkable
+class DroppedSessions(Protocol):
+    """Optional: a store whose schema migration had to drop vectors names their sessions.
+
+    Vectors written before message identity have no message id and cannot be kept under
+    the new key; a store that drops them at migration remembers the sessions they belonged
+    to until ``acknowledge_dropped`` is called. memory-vector records those sessions as
+    index gaps first, then acknowledges, so they are re-embedded from the message store
+    and never silently lost (docs/recall.md, "Gaps").
+    """
+
+    async def dropped_sessions(self) -> list[str]:
+        """The sessions whose vectors the migration dropped and nobody acknowledged yet."""
+        ...
+
+    async def acknowledge_dropped(self, session_ids: Sequence[str]) -> None:
+        """Forget these sessions from the dropped list: their gaps are recorded elsewhere."""
+        ...
+
+
+__all__ = ["DroppedSessions", "VectorStore"]

@@ -1,0 +1,471 @@
+"""``Engine``: the synchronous store, run on the store's one worker thread.
+
+Every search is one read transaction: the model's version is checked (the RAM matrix is
+rebuilt if another write changed the model), the scope filter selects the candidate row ids
+in SQL through the ``(model_id, session_id|platform|user_id)`` indexes, and numpy scores only
+those rows (or, when most rows qualify, scores the whole matrix under a mask). The filter is
+therefore part of the query: ``k`` hits come back whenever ``k`` rows are in scope, however
+many better matches lie outside it.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, TypeVar
+
+import attrs
+import numpy as np
+import numpy.typing as npt
+from aalis_api_vectorstore import (
+    DimensionMismatch,
+    ModelStats,
+    ScopeFilter,
+    VectorEntry,
+    VectorHit,
+    VectorRecord,
+    VectorStoreError,
+    VectorStoreStats,
+    VectorStoreUnavailable,
+    batch_dims,
+)
+
+from aalis_plugin_vectorstore_sqlite._matrix import FloatMatrix, ModelMatrix, top_k
+
+T = TypeVar("T")
+
+#: Up to this many values are bound as ``IN (?, ...)``; longer lists go through a temp table.
+_MAX_INLINE = 500
+#: Below this share of a model's rows in scope, only those rows are gathered and scored.
+_GATHER_SHARE = 0.25
+_Row = tuple[str, str, int, str, str, str | None, str | None, str, bytes]
+
+
+@attrs.frozen
+class PreparedBatch:
+    """An upsert batch checked and encoded, ready for one transaction."""
+
+    rows: list[_Row]
+    dims: dict[str, int]
+    #: model_id -> the batch's raw float32 rows of that model, in ``rows`` order
+    raw: dict[str, FloatMatrix]
+
+
+def _encodable(value: str | None, what: str) -> None:
+    if value is not None:
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            raise ValueError(
+                f"{what} holds a lone surrogate, which cannot be stored as UTF-8 text"
+            ) from None
+
+
+def as_float32(vector: object, *, what: str = "vector") -> FloatMatrix:
+    """One vector as float32, checked finite (before and after narrowing from float64)."""
+    try:
+        wide = np.asarray(vector, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"{what} must be a sequence of floats ({exc})") from None
+    if wide.ndim != 1 or wide.size == 0:
+        raise ValueError(f"{what} must be a non-empty flat sequence of floats")
+    if not np.isfinite(wide).all():
+        raise ValueError(f"{what} holds a NaN or infinite value")
+    narrow = wide.astype("<f4")
+    if not np.isfinite(narrow).all():
+        raise ValueError(f"{what} holds a value too large for float32 (it would be infinite)")
+    return narrow
+
+
+def prepare(records: Sequence[VectorRecord]) -> PreparedBatch:
+    """Check widths, values and text of a whole batch before anything is written."""
+    dims = batch_dims(records)
+    raw: dict[str, FloatMatrix] = {}
+    for model_id in dims:
+        rows = [record.vector for record in records if record.model_id == model_id]
+        try:
+            wide = np.asarray(rows, dtype=np.float64)
+        except (TypeError, ValueError) as exc:
+            raise TypeError(f"vectors must be sequences of floats ({exc})") from None
+        if not np.isfinite(wide).all():
+            raise ValueError("a vector holds a NaN or infinite value; nothing was written")
+        narrow = wide.astype("<f4")
+        if not np.isfinite(narrow).all():
+            raise ValueError("a vector holds a value too large for float32; nothing was written")
+        raw[model_id] = narrow
+    offsets = dict.fromkeys(dims, 0)
+    out: list[_Row] = []
+    for record in records:
+        for value, what in (
+            (record.message_id, "message_id"),
+            (record.session_id, "session_id"),
+            (record.role, "role"),
+            (record.text, "text"),
+            (record.platform, "platform"),
+            (record.user_id, "user_id"),
+        ):
+            _encodable(value, what)
+        index = offsets[record.model_id]
+        offsets[record.model_id] = index + 1
+        out.append(
+            (
+                record.message_id,
+                record.session_id,
+                record.timestamp,
+                record.role,
+                record.model_id,
+                record.platform,
+                record.user_id,
+                record.text,
+                raw[record.model_id][index].tobytes(),
+            )
+        )
+    return PreparedBatch(rows=out, dims=dims, raw=raw)
+
+
+class Engine:
+    """The connection and the RAM matrices; only ever used from the worker thread."""
+
+    def __init__(self, conn: sqlite3.Connection, path: Path) -> None:
+        self.conn = conn
+        self.path = path
+        self.matrices: dict[str, ModelMatrix] = {}
+
+    def close(self) -> None:
+        self.matrices.clear()
+        self.conn.close()
+
+    # -- transactions ---------------------------------------------------------------------
+
+    def _run(self, begin: str, body: Callable[[], T]) -> T:
+        conn = self.conn
+        try:
+            conn.execute(begin)
+            try:
+                result = body()
+                conn.execute("COMMIT")
+            except BaseException:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise
+        except sqlite3.DatabaseError as exc:
+            if isinstance(exc, sqlite3.OperationalError):
+                raise VectorStoreError(f"vector store {self.path}: {exc}") from exc
+            raise VectorStoreUnavailable(f"vector store {self.path} is unusable: {exc}") from exc
+        return result
+
+    # -- writes ---------------------------------------------------------------------------
+
+    def upsert(self, batch: PreparedBatch) -> int:
+        if not batch.rows:
+            return 0
+        return self._run("BEGIN IMMEDIATE", lambda: self._upsert(batch))
+
+    def _upsert(self, batch: PreparedBatch) -> int:
+        conn = self.conn
+        before: dict[str, tuple[int, int] | None] = {}
+        for model_id, width in batch.dims.items():
+            row = conn.execute(
+                "SELECT dim, count, version FROM models WHERE model_id = ?", (model_id,)
+            ).fetchone()
+            if row is not None and row[1] > 0 and row[0] != width:
+                raise DimensionMismatch(model_id, int(row[0]), width)
+            before[model_id] = None if row is None else (int(row[2]), int(row[1]))
+        for model_id, width in batch.dims.items():
+            conn.execute(
+                "INSERT INTO models (model_id, dim) VALUES (?, ?) "
+                "ON CONFLICT (model_id) DO UPDATE SET dim = excluded.dim WHERE count = 0",
+                (model_id, width),
+            )
+        max_id = conn.execute("SELECT coalesce(max(id), 0) FROM vectors").fetchone()[0]
+        deleted = conn.executemany(
+            "DELETE FROM vectors WHERE message_id = ?", [row[:1] for row in batch.rows]
+        ).rowcount
+        conn.executemany(
+            "INSERT INTO vectors (message_id, session_id, timestamp, role, model_id, platform, "
+            "user_id, text, vector) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            batch.rows,
+        )
+        self._after_write(batch, before, replaced=deleted > 0, max_id=int(max_id))
+        return len(batch.rows)
+
+    def _after_write(
+        self,
+        batch: PreparedBatch,
+        before: dict[str, tuple[int, int] | None],
+        *,
+        replaced: bool,
+        max_id: int,
+    ) -> None:
+        """Append this write's rows to matrices that were current before it; drop the rest."""
+        if replaced:
+            self.matrices.clear()  # a replacement can move a key between models
+            return
+        for model_id in batch.dims:
+            matrix = self.matrices.get(model_id)
+            prior = before[model_id]
+            if matrix is None:
+                continue
+            if prior is None or matrix.version != prior[0] or matrix.size != prior[1]:
+                del self.matrices[model_id]
+                continue
+            ids = [
+                int(row[0])
+                for row in self.conn.execute(
+                    "SELECT id FROM vectors WHERE id > ? AND model_id = ? ORDER BY id",
+                    (max_id, model_id),
+                )
+            ]
+            version = self.conn.execute(
+                "SELECT version FROM models WHERE model_id = ?", (model_id,)
+            ).fetchone()[0]
+            matrix.append(ids, batch.raw[model_id])
+            matrix.version = int(version)
+
+    def delete(self, session_id: str, ids: list[str] | None, timestamps: list[int] | None) -> int:
+        column, values = ("message_id", ids) if ids is not None else ("timestamp", timestamps)
+
+        def body() -> int:
+            if values is None:
+                count = self.conn.execute(
+                    "DELETE FROM vectors WHERE session_id = ?", (session_id,)
+                ).rowcount
+            else:
+                count = 0
+                for start in range(0, len(values), _MAX_INLINE):
+                    chunk = values[start : start + _MAX_INLINE]
+                    marks = ",".join("?" * len(chunk))
+                    count += self.conn.execute(
+                        f"DELETE FROM vectors WHERE session_id = ? AND {column} IN ({marks})",
+                        (session_id, *chunk),
+                    ).rowcount
+            if count:
+                self.matrices.clear()
+            return int(count)
+
+        if values is not None and not values:
+            return 0
+        return self._run("BEGIN IMMEDIATE", body)
+
+    def entries(self, session_id: str) -> list[VectorEntry]:
+        def body() -> list[VectorEntry]:
+            rows = self.conn.execute(
+                "SELECT message_id, timestamp, role, model_id, text FROM vectors "
+                "WHERE session_id = ? ORDER BY timestamp, message_id",
+                (session_id,),
+            ).fetchall()
+            return [
+                VectorEntry(
+                    message_id=m,
+                    session_id=session_id,
+                    timestamp=int(t),
+                    role=r,
+                    model_id=mo,
+                    text=x,
+                )
+                for m, t, r, mo, x in rows
+            ]
+
+        return self._run("BEGIN", body)
+
+    def sessions(self) -> list[str]:
+        return self._run(
+            "BEGIN",
+            lambda: [
+                str(row[0])
+                for row in self.conn.execute(
+                    "SELECT DISTINCT session_id FROM vectors ORDER BY session_id"
+                )
+            ],
+        )
+
+    def dropped_sessions(self) -> list[str]:
+        return self._run(
+            "BEGIN",
+            lambda: [
+                str(row[0])
+                for row in self.conn.execute(
+                    "SELECT session_id FROM dropped_sessions ORDER BY session_id"
+                )
+            ],
+        )
+
+    def acknowledge_dropped(self, session_ids: list[str]) -> None:
+        def body() -> None:
+            self.conn.executemany(
+                "DELETE FROM dropped_sessions WHERE session_id = ?", [(s,) for s in session_ids]
+            )
+
+        if session_ids:
+            self._run("BEGIN IMMEDIATE", body)
+
+    def delete_all(self) -> int:
+        def body() -> int:
+            # Models first: the delete trigger's per-row UPDATE then finds nothing to do.
+            self.conn.execute("DELETE FROM models")
+            count = int(self.conn.execute("DELETE FROM vectors").rowcount)
+            self.matrices.clear()
+            return count
+
+        return self._run("BEGIN IMMEDIATE", body)
+
+    # -- reads ----------------------------------------------------------------------------
+
+    def stats(self) -> VectorStoreStats:
+        def body() -> VectorStoreStats:
+            rows = self.conn.execute(
+                "SELECT model_id, count, dim FROM models WHERE count > 0 ORDER BY model_id"
+            ).fetchall()
+            return VectorStoreStats(
+                models=tuple(
+                    ModelStats(model_id=str(m), count=int(c), dim=int(d)) for m, c, d in rows
+                )
+            )
+
+        return self._run("BEGIN", body)
+
+    def search(self, query: FloatMatrix, k: int, where: ScopeFilter) -> list[VectorHit]:
+        return self._run("BEGIN", lambda: self._search(query, k, where))
+
+    def _matrix(self, model_id: str) -> ModelMatrix | None:
+        row = self.conn.execute(
+            "SELECT dim, count, version FROM models WHERE model_id = ?", (model_id,)
+        ).fetchone()
+        if row is None or row[1] == 0:
+            return None
+        dim, count, version = int(row[0]), int(row[1]), int(row[2])
+        matrix = self.matrices.get(model_id)
+        if matrix is None or matrix.version != version or matrix.size != count:
+            matrix = ModelMatrix.load(self.conn, model_id, dim, count, version)
+            self.matrices[model_id] = matrix
+        return matrix
+
+    def _search(self, query: FloatMatrix, k: int, where: ScopeFilter) -> list[VectorHit]:
+        matrix = self._matrix(where.model_id)
+        if matrix is None:
+            return []
+        if matrix.dim != len(query):
+            raise DimensionMismatch(where.model_id, matrix.dim, len(query))
+        if k == 0 or where.is_empty:
+            return []
+        norm = float(np.linalg.norm(query))
+        unit = (query / np.float32(norm)).astype(np.float32) if norm > 0.0 else query
+        broad = (
+            where.session_ids is None
+            and where.platform is None
+            and where.user_id is None
+            and where.roles is None
+        )
+        if broad:
+            excluded = (
+                self._candidate_ids(
+                    ScopeFilter(model_id=where.model_id, session_ids=where.exclude_session_ids)
+                )
+                if where.exclude_session_ids
+                else np.empty(0, dtype=np.int64)
+            )
+            positions = matrix.positions(excluded)
+            if positions is None:
+                raise VectorStoreError("vector matrix out of step with the table; retry")
+            in_scope = matrix.size - len(positions)
+            if in_scope == 0:
+                return []
+            scores = matrix.rows @ unit
+            if len(positions):
+                scores[positions] = -np.inf
+            chosen = top_k(scores, min(k, in_scope))[: min(k, in_scope)]
+            ids = matrix.ids[chosen]
+            picked = scores[chosen]
+        else:
+            candidates = self._candidate_ids(where)
+            if len(candidates) == 0:
+                return []
+            positions = matrix.positions(candidates)
+            if positions is None:
+                raise VectorStoreError("vector matrix out of step with the table; retry")
+            if len(positions) < _GATHER_SHARE * matrix.size:
+                sub = matrix.rows[positions] @ unit
+                chosen = top_k(sub, k)
+                ids = candidates[chosen]
+                picked = sub[chosen]
+            else:
+                scores = np.full(matrix.size, -np.inf, dtype=np.float32)
+                scores[positions] = matrix.rows[positions] @ unit
+                chosen = top_k(scores, min(k, len(positions)))[: min(k, len(positions))]
+                ids = matrix.ids[chosen]
+                picked = scores[chosen]
+        return self._hits(ids, picked, where.model_id)
+
+    def _candidate_ids(self, where: ScopeFilter) -> npt.NDArray[np.int64]:
+        """Row ids in scope, ascending, selected by SQL (the filter lives in the query)."""
+        clauses = ["model_id = ?"]
+        params: list[object] = [where.model_id]
+        temp_tables: list[str] = []
+
+        def member(column: str, values: frozenset[str], negate: bool) -> None:
+            ordered = sorted(values)
+            op = "NOT IN" if negate else "IN"
+            if len(ordered) <= _MAX_INLINE:
+                clauses.append(f"{column} {op} ({','.join('?' * len(ordered))})")
+                params.extend(ordered)
+                return
+            table = f"temp.scope_{len(temp_tables)}"
+            self.conn.execute(f"CREATE TEMP TABLE IF NOT EXISTS {table[5:]} (v TEXT PRIMARY KEY)")
+            self.conn.execute(f"DELETE FROM {table}")
+            self.conn.executemany(f"INSERT INTO {table} (v) VALUES (?)", [(v,) for v in ordered])
+            temp_tables.append(table)
+            clauses.append(f"{column} {op} (SELECT v FROM {table})")
+
+        if where.session_ids is not None:
+            member("session_id", where.session_ids, negate=False)
+        if where.exclude_session_ids:
+            member("session_id", where.exclude_session_ids, negate=True)
+        if where.platform is not None:
+            clauses.append("platform = ?")
+            params.append(where.platform)
+        if where.user_id is not None:
+            clauses.append("user_id = ?")
+            params.append(where.user_id)
+        if where.roles is not None:
+            member("role", where.roles, negate=False)
+        sql = f"SELECT id FROM vectors WHERE {' AND '.join(clauses)} ORDER BY id"
+        rows = self.conn.execute(sql, params).fetchall()
+        return np.fromiter((row[0] for row in rows), dtype=np.int64, count=len(rows))
+
+    def _hits(
+        self, ids: npt.NDArray[np.int64], scores: npt.NDArray[np.floating[Any]], model_id: str
+    ) -> list[VectorHit]:
+        if len(ids) == 0:
+            return []
+        wanted = [int(i) for i in ids]
+        fields: dict[int, tuple[int, str, int, str, str, str | None, str | None, str]] = {}
+        for start in range(0, len(wanted), _MAX_INLINE):
+            chunk = wanted[start : start + _MAX_INLINE]
+            marks = ",".join("?" * len(chunk))
+            for row in self.conn.execute(
+                "SELECT id, session_id, timestamp, role, text, platform, user_id, message_id "
+                f"FROM vectors WHERE id IN ({marks})",
+                chunk,
+            ):
+                fields[int(row[0])] = row
+        hits: list[VectorHit] = []
+        for row_id, score in zip(wanted, scores.tolist(), strict=True):
+            row = fields[row_id]
+            hits.append(
+                VectorHit(
+                    message_id=row[7],
+                    session_id=row[1],
+                    timestamp=int(row[2]),
+                    role=row[3],
+                    model_id=model_id,
+                    text=row[4],
+                    platform=row[5],
+                    user_id=row[6],
+                    score=float(min(1.0, max(-1.0, score))),
+                )
+            )
+        return hits
+
+
+__all__ = ["Engine", "PreparedBatch", "as_float32", "prepare"]
