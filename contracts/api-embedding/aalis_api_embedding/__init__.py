@@ -62,27 +62,19 @@ if TYPE_CHECKING:
         check_vectors as check_vectors,
     )
 
-_EXPORTS: dict[str, str] = {
-    "embedding": "aalis_api_embedding._capabilities",
-    "Embedder": "aalis_api_embedding._embedder",
-    "EmbedderKind": "aalis_api_embedding._embedder",
-    "LEXICAL": "aalis_api_embedding._embedder",
-    "SEMANTIC": "aalis_api_embedding._embedder",
-    "embedder_kind": "aalis_api_embedding._embedder",
-    "EmbeddingConnectionError": "aalis_api_embedding._errors",
-    "EmbeddingError": "aalis_api_embedding._errors",
-    "EmbeddingRequestError": "aalis_api_embedding._errors",
-    "EmbeddingResponseError": "aalis_api_embedding._errors",
-    "EmbeddingServerError": "aalis_api_embedding._errors",
-    "EmbeddingTimeout": "aalis_api_embedding._errors",
-    "EmbeddingUnavailable": "aalis_api_embedding._errors",
-    "DEFAULT_DIM": "aalis_api_embedding._hashing",
-    "DEFAULT_NGRAMS": "aalis_api_embedding._hashing",
-    "HashEmbedder": "aalis_api_embedding._hashing",
-    "check_text": "aalis_api_embedding._validation",
-    "check_texts": "aalis_api_embedding._validation",
-    "check_vectors": "aalis_api_embedding._validation",
+#: Where each public name lives: its module is imported the first time one is used.
+_MODULES: dict[str, str] = {
+    "aalis_api_embedding._capabilities": "embedding",
+    "aalis_api_embedding._embedder": "Embedder EmbedderKind LEXICAL SEMANTIC embedder_kind",
+    "aalis_api_embedding._errors": (
+        "EmbeddingConnectionError EmbeddingError EmbeddingRequestError "
+        "EmbeddingResponseError EmbeddingServerError EmbeddingTimeout "
+        "EmbeddingUnavailable"
+    ),
+    "aalis_api_embedding._hashing": "DEFAULT_DIM DEFAULT_NGRAMS HashEmbedder",
+    "aalis_api_embedding._validation": "check_text check_texts check_vectors",
 }
+_EXPORTS = {name: module for module, names in _MODULES.items() for name in names.split()}
 
 __all__ = [
     "DEFAULT_DIM",

@@ -38,19 +38,16 @@ if TYPE_CHECKING:
         TokenUsage as TokenUsage,
     )
 
-_EXPORTS: dict[str, str] = {
-    "llm": "aalis_api_llm._capabilities",
-    "LLMConnectionError": "aalis_api_llm._errors",
-    "LLMError": "aalis_api_llm._errors",
-    "LLMRateLimited": "aalis_api_llm._errors",
-    "LLMRequestError": "aalis_api_llm._errors",
-    "LLMResponseError": "aalis_api_llm._errors",
-    "LLMServerError": "aalis_api_llm._errors",
-    "LLMTimeout": "aalis_api_llm._errors",
-    "ChatModel": "aalis_api_llm._model",
-    "ChatResult": "aalis_api_llm._model",
-    "TokenUsage": "aalis_api_llm._model",
+#: Where each public name lives: its module is imported the first time one is used.
+_MODULES: dict[str, str] = {
+    "aalis_api_llm._capabilities": "llm",
+    "aalis_api_llm._errors": (
+        "LLMConnectionError LLMError LLMRateLimited LLMRequestError "
+        "LLMResponseError LLMServerError LLMTimeout"
+    ),
+    "aalis_api_llm._model": "ChatModel ChatResult TokenUsage",
 }
+_EXPORTS = {name: module for module, names in _MODULES.items() for name in names.split()}
 
 __all__ = [
     "ChatModel",

@@ -482,167 +482,72 @@ if TYPE_CHECKING:
         take_last as take_last,
     )
 
-_EXPORTS: dict[str, str] = {
-    "CompleteMemoryBackend": "aalis_api_memory._backend",
-    "EncodedOp": "aalis_api_memory._backend",
-    "ExactCommit": "aalis_api_memory._backend",
-    "ImportRecord": "aalis_api_memory._backend",
-    "MemoryBackend": "aalis_api_memory._backend",
-    "OPTIONAL_MIXINS": "aalis_api_memory._backend",
-    "RangeQuery": "aalis_api_memory._backend",
-    "RecentQuery": "aalis_api_memory._backend",
-    "Stamped": "aalis_api_memory._backend",
-    "UNBOUNDED": "aalis_api_memory._backend",
-    "WithClearAll": "aalis_api_memory._backend",
-    "WithCrossSession": "aalis_api_memory._backend",
-    "WithExactArchiving": "aalis_api_memory._backend",
-    "WithFullHistory": "aalis_api_memory._backend",
-    "WithLeases": "aalis_api_memory._backend",
-    "WithMessagesById": "aalis_api_memory._backend",
-    "WithMetadataKeys": "aalis_api_memory._backend",
-    "WithRewrite": "aalis_api_memory._backend",
-    "WithTransfer": "aalis_api_memory._backend",
-    "check_records": "aalis_api_memory._backend",
-    "identified": "aalis_api_memory._backend",
-    "COMPRESSION_ABSENT": "aalis_api_memory._capabilities",
-    "compression": "aalis_api_memory._capabilities",
-    "memory": "aalis_api_memory._capabilities",
-    "bounded": "aalis_api_memory._checked",
-    "clamp": "aalis_api_memory._checked",
-    "distinct": "aalis_api_memory._checked",
-    "stamp": "aalis_api_memory._checked",
-    "ALIASES": "aalis_api_memory._clearing",
-    "ALL_TYPES": "aalis_api_memory._clearing",
-    "CONTEXT": "aalis_api_memory._clearing",
-    "CONTEXT_CLEAR_TYPE": "aalis_api_memory._clearing",
-    "ClearRequest": "aalis_api_memory._clearing",
-    "ClearResult": "aalis_api_memory._clearing",
-    "ClearType": "aalis_api_memory._clearing",
-    "SCOPES": "aalis_api_memory._clearing",
-    "Scope": "aalis_api_memory._clearing",
-    "Text": "aalis_api_memory._clearing",
-    "TextRef": "aalis_api_memory._clearing",
-    "UnknownClearType": "aalis_api_memory._clearing",
-    "clear_metadata_namespaces": "aalis_api_memory._clearing",
-    "history_cleared": "aalis_api_memory._clearing",
-    "resolve_types": "aalis_api_memory._clearing",
-    "CompressionError": "aalis_api_memory._compression",
-    "CompressionLines": "aalis_api_memory._compression",
-    "CompressionService": "aalis_api_memory._compression",
-    "CompressionUsage": "aalis_api_memory._compression",
-    "REASON_CODES": "aalis_api_memory._compression",
-    "ReasonCode": "aalis_api_memory._compression",
-    "SummaryRecord": "aalis_api_memory._compression",
-    "compression_due": "aalis_api_memory._compression",
-    "compression_line": "aalis_api_memory._compression",
-    "AalisMemoryError": "aalis_api_memory._errors",
-    "BackendError": "aalis_api_memory._errors",
-    "BackendUnavailable": "aalis_api_memory._errors",
-    "MessageIdConflict": "aalis_api_memory._errors",
-    "SchemaTooNew": "aalis_api_memory._errors",
-    "StoreClosed": "aalis_api_memory._errors",
-    "StoredDataError": "aalis_api_memory._errors",
-    "ArchiveConflict": "aalis_api_memory._exact",
-    "CheckedGuard": "aalis_api_memory._exact",
-    "ConflictReason": "aalis_api_memory._exact",
-    "EXACT_METHODS": "aalis_api_memory._exact",
-    "ExactArchiving": "aalis_api_memory._exact",
-    "HistorySnapshot": "aalis_api_memory._exact",
-    "MetadataGuard": "aalis_api_memory._exact",
-    "check_guard": "aalis_api_memory._exact",
-    "check_ids": "aalis_api_memory._exact",
-    "check_marker": "aalis_api_memory._exact",
-    "has_exact_archiving": "aalis_api_memory._exact",
-    "same_entry": "aalis_api_memory._exact",
-    "ForgetRequest": "aalis_api_memory._forgetting",
-    "ForgetResult": "aalis_api_memory._forgetting",
-    "PERSON_MARK": "aalis_api_memory._forgetting",
-    "forget_marked_entries": "aalis_api_memory._forgetting",
-    "marked_as": "aalis_api_memory._forgetting",
-    "speaker": "aalis_api_memory._forgetting",
-    "HELD_WRITES": "aalis_api_memory._holds",
-    "HeldMemory": "aalis_api_memory._holds",
-    "Holding": "aalis_api_memory._holds",
-    "CompressingStatus": "aalis_api_memory._hookspecs",
-    "EVENTS": "aalis_api_memory._hookspecs",
-    "history_changed": "aalis_api_memory._hookspecs",
-    "memory_clear": "aalis_api_memory._hookspecs",
-    "memory_clear_types": "aalis_api_memory._hookspecs",
-    "memory_forget": "aalis_api_memory._hookspecs",
-    "memory_messages_deleted": "aalis_api_memory._hookspecs",
-    "memory_messages_rewritten": "aalis_api_memory._hookspecs",
-    "memory_messages_saved": "aalis_api_memory._hookspecs",
-    "session_compressing": "aalis_api_memory._hookspecs",
-    "LeaseFailed": "aalis_api_memory._leases",
-    "LeaseWaitTimeout": "aalis_api_memory._leases",
-    "Leases": "aalis_api_memory._leases",
-    "MAX_LEASE_KEY": "aalis_api_memory._leases",
-    "MAX_TTL_MS": "aalis_api_memory._leases",
-    "check_lease_key": "aalis_api_memory._leases",
-    "check_ttl_ms": "aalis_api_memory._leases",
-    "new_holder": "aalis_api_memory._leases",
-    "turn_lease_name": "aalis_api_memory._leases",
-    "PLATFORM_KEY": "aalis_api_memory._person",
-    "Person": "aalis_api_memory._person",
-    "PersonLike": "aalis_api_memory._person",
-    "USER_ID_KEY": "aalis_api_memory._person",
-    "person_of": "aalis_api_memory._person",
-    "MemoryProviderPlugin": "aalis_api_memory._provider",
-    "ServerConfig": "aalis_api_memory._provider",
-    "ServerMemoryProviderPlugin": "aalis_api_memory._provider",
-    "ClearAll": "aalis_api_memory._service",
-    "CrossSession": "aalis_api_memory._service",
-    "FullHistory": "aalis_api_memory._service",
-    "FullMemoryService": "aalis_api_memory._service",
-    "Limit": "aalis_api_memory._service",
-    "MemoryService": "aalis_api_memory._service",
-    "MessagesById": "aalis_api_memory._service",
-    "MetadataKeys": "aalis_api_memory._service",
-    "OPTIONAL_GROUPS": "aalis_api_memory._service",
-    "OPTIONAL_METHODS": "aalis_api_memory._service",
-    "Rewrite": "aalis_api_memory._service",
-    "Transfer": "aalis_api_memory._service",
-    "group_methods": "aalis_api_memory._service",
-    "group_of": "aalis_api_memory._service",
-    "missing_methods": "aalis_api_memory._service",
-    "supports": "aalis_api_memory._service",
-    "Delete": "aalis_api_memory._types",
-    "MetadataEntry": "aalis_api_memory._types",
-    "MetadataOp": "aalis_api_memory._types",
-    "Put": "aalis_api_memory._types",
-    "RecentMessageRecord": "aalis_api_memory._types",
-    "RecentMessagesQuery": "aalis_api_memory._types",
-    "SessionInfo": "aalis_api_memory._types",
-    "StoredMessage": "aalis_api_memory._types",
-    "StoredRecord": "aalis_api_memory._types",
-    "DEFAULT_CROSS_SESSION_MAX_LIMIT": "aalis_api_memory._validation",
-    "DEFAULT_FULL_HISTORY_LIMIT": "aalis_api_memory._validation",
-    "DEFAULT_HISTORY_LIMIT": "aalis_api_memory._validation",
-    "DEFAULT_RANGE_QUERY_LIMIT": "aalis_api_memory._validation",
-    "DEFAULT_RECENT_LIMIT": "aalis_api_memory._validation",
-    "INT64_MAX": "aalis_api_memory._validation",
-    "INT64_MIN": "aalis_api_memory._validation",
-    "MAX_IDS_PER_CALL": "aalis_api_memory._validation",
-    "check_count": "aalis_api_memory._validation",
-    "check_keep": "aalis_api_memory._validation",
-    "check_key": "aalis_api_memory._validation",
-    "check_limit": "aalis_api_memory._validation",
-    "check_message": "aalis_api_memory._validation",
-    "check_message_ids": "aalis_api_memory._validation",
-    "check_namespace": "aalis_api_memory._validation",
-    "check_recent_query": "aalis_api_memory._validation",
-    "check_replacement": "aalis_api_memory._validation",
-    "check_session_id": "aalis_api_memory._validation",
-    "check_stored_timestamp": "aalis_api_memory._validation",
-    "check_str_filter": "aalis_api_memory._validation",
-    "check_text": "aalis_api_memory._validation",
-    "check_timestamp": "aalis_api_memory._validation",
-    "check_timestamps": "aalis_api_memory._validation",
-    "decode_metadata": "aalis_api_memory._validation",
-    "encode_batch": "aalis_api_memory._validation",
-    "encode_metadata": "aalis_api_memory._validation",
-    "take_last": "aalis_api_memory._validation",
+#: Where each public name lives: its module is imported the first time one is used.
+_MODULES: dict[str, str] = {
+    "aalis_api_memory._backend": (
+        "CompleteMemoryBackend EncodedOp ExactCommit ImportRecord MemoryBackend "
+        "OPTIONAL_MIXINS RangeQuery RecentQuery Stamped UNBOUNDED WithClearAll "
+        "WithCrossSession WithExactArchiving WithFullHistory WithLeases "
+        "WithMessagesById WithMetadataKeys WithRewrite WithTransfer "
+        "check_records identified"
+    ),
+    "aalis_api_memory._capabilities": "COMPRESSION_ABSENT compression memory",
+    "aalis_api_memory._checked": "bounded clamp distinct stamp",
+    "aalis_api_memory._clearing": (
+        "ALIASES ALL_TYPES CONTEXT CONTEXT_CLEAR_TYPE ClearRequest ClearResult "
+        "ClearType SCOPES Scope Text TextRef UnknownClearType "
+        "clear_metadata_namespaces history_cleared resolve_types"
+    ),
+    "aalis_api_memory._compression": (
+        "CompressionError CompressionLines CompressionService CompressionUsage "
+        "REASON_CODES ReasonCode SummaryRecord compression_due compression_line"
+    ),
+    "aalis_api_memory._errors": (
+        "AalisMemoryError BackendError BackendUnavailable MessageIdConflict "
+        "SchemaTooNew StoreClosed StoredDataError"
+    ),
+    "aalis_api_memory._exact": (
+        "ArchiveConflict CheckedGuard ConflictReason EXACT_METHODS "
+        "ExactArchiving HistorySnapshot MetadataGuard check_guard check_ids "
+        "check_marker has_exact_archiving same_entry"
+    ),
+    "aalis_api_memory._forgetting": (
+        "ForgetRequest ForgetResult PERSON_MARK forget_marked_entries marked_as speaker"
+    ),
+    "aalis_api_memory._holds": "HELD_WRITES HeldMemory Holding",
+    "aalis_api_memory._hookspecs": (
+        "CompressingStatus EVENTS history_changed memory_clear "
+        "memory_clear_types memory_forget memory_messages_deleted "
+        "memory_messages_rewritten memory_messages_saved session_compressing"
+    ),
+    "aalis_api_memory._leases": (
+        "LeaseFailed LeaseWaitTimeout Leases MAX_LEASE_KEY MAX_TTL_MS "
+        "check_lease_key check_ttl_ms new_holder turn_lease_name"
+    ),
+    "aalis_api_memory._person": "PLATFORM_KEY Person PersonLike USER_ID_KEY person_of",
+    "aalis_api_memory._provider": "MemoryProviderPlugin ServerConfig ServerMemoryProviderPlugin",
+    "aalis_api_memory._service": (
+        "ClearAll CrossSession FullHistory FullMemoryService Limit "
+        "MemoryService MessagesById MetadataKeys OPTIONAL_GROUPS "
+        "OPTIONAL_METHODS Rewrite Transfer group_methods group_of "
+        "missing_methods supports"
+    ),
+    "aalis_api_memory._types": (
+        "Delete MetadataEntry MetadataOp Put RecentMessageRecord "
+        "RecentMessagesQuery SessionInfo StoredMessage StoredRecord"
+    ),
+    "aalis_api_memory._validation": (
+        "DEFAULT_CROSS_SESSION_MAX_LIMIT DEFAULT_FULL_HISTORY_LIMIT "
+        "DEFAULT_HISTORY_LIMIT DEFAULT_RANGE_QUERY_LIMIT DEFAULT_RECENT_LIMIT "
+        "INT64_MAX INT64_MIN MAX_IDS_PER_CALL check_count check_keep check_key "
+        "check_limit check_message check_message_ids check_namespace "
+        "check_recent_query check_replacement check_session_id "
+        "check_stored_timestamp check_str_filter check_text check_timestamp "
+        "check_timestamps decode_metadata encode_batch encode_metadata "
+        "take_last"
+    ),
 }
+_EXPORTS = {name: module for module, names in _MODULES.items() for name in names.split()}
 
 __all__ = [
     "ALIASES",

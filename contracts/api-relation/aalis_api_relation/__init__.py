@@ -71,30 +71,17 @@ if TYPE_CHECKING:
         is_single_valued as is_single_valued,
     )
 
-_EXPORTS: dict[str, str] = {
-    "relation": "aalis_api_relation._capabilities",
-    "OPPOSITES": "aalis_api_relation._consolidation",
-    "Removal": "aalis_api_relation._consolidation",
-    "Statement": "aalis_api_relation._consolidation",
-    "consolidate": "aalis_api_relation._consolidation",
-    "drop_sources": "aalis_api_relation._consolidation",
-    "norm": "aalis_api_relation._consolidation",
-    "retract": "aalis_api_relation._consolidation",
-    "FactNotFound": "aalis_api_relation._errors",
-    "RelationError": "aalis_api_relation._errors",
-    "RelationUnavailable": "aalis_api_relation._errors",
-    "InMemoryRelation": "aalis_api_relation._inmemory",
-    "HINTS": "aalis_api_relation._ranking",
-    "rank": "aalis_api_relation._ranking",
-    "score": "aalis_api_relation._ranking",
-    "RelationService": "aalis_api_relation._service",
-    "ATTRIBUTES": "aalis_api_relation._types",
-    "Fact": "aalis_api_relation._types",
-    "MULTI_VALUED": "aalis_api_relation._types",
-    "PersonRef": "aalis_api_relation._types",
-    "SINGLE_VALUED": "aalis_api_relation._types",
-    "is_single_valued": "aalis_api_relation._types",
+#: Where each public name lives: its module is imported the first time one is used.
+_MODULES: dict[str, str] = {
+    "aalis_api_relation._capabilities": "relation",
+    "aalis_api_relation._consolidation": "OPPOSITES Removal Statement consolidate drop_sources norm retract",
+    "aalis_api_relation._errors": "FactNotFound RelationError RelationUnavailable",
+    "aalis_api_relation._inmemory": "InMemoryRelation",
+    "aalis_api_relation._ranking": "HINTS rank score",
+    "aalis_api_relation._service": "RelationService",
+    "aalis_api_relation._types": "ATTRIBUTES Fact MULTI_VALUED PersonRef SINGLE_VALUED is_single_valued",
 }
+_EXPORTS = {name: module for module, names in _MODULES.items() for name in names.split()}
 
 __all__ = [
     "ATTRIBUTES",

@@ -89,36 +89,22 @@ if TYPE_CHECKING:
         float_row as float_row,
     )
 
-_EXPORTS: dict[str, str] = {
-    "recall": "aalis_api_vectorstore._capabilities",
-    "vectorstore": "aalis_api_vectorstore._capabilities",
-    "DimensionMismatch": "aalis_api_vectorstore._errors",
-    "VectorStoreError": "aalis_api_vectorstore._errors",
-    "VectorStoreUnavailable": "aalis_api_vectorstore._errors",
-    "InMemoryVectorStore": "aalis_api_vectorstore._inmemory",
-    "Recall": "aalis_api_vectorstore._recall",
-    "RecallHit": "aalis_api_vectorstore._recall",
-    "RecallUnavailable": "aalis_api_vectorstore._recall",
-    "DroppedSessions": "aalis_api_vectorstore._store",
-    "VectorStore": "aalis_api_vectorstore._store",
-    "ModelStats": "aalis_api_vectorstore._types",
-    "ScopeFilter": "aalis_api_vectorstore._types",
-    "VectorEntry": "aalis_api_vectorstore._types",
-    "VectorHit": "aalis_api_vectorstore._types",
-    "VectorKey": "aalis_api_vectorstore._types",
-    "VectorRecord": "aalis_api_vectorstore._types",
-    "VectorStoreStats": "aalis_api_vectorstore._types",
-    "batch_dims": "aalis_api_vectorstore._validation",
-    "check_delete": "aalis_api_vectorstore._validation",
-    "check_dims": "aalis_api_vectorstore._validation",
-    "check_ids": "aalis_api_vectorstore._validation",
-    "check_k": "aalis_api_vectorstore._validation",
-    "check_records": "aalis_api_vectorstore._validation",
-    "check_session_id": "aalis_api_vectorstore._validation",
-    "check_timestamps": "aalis_api_vectorstore._validation",
-    "check_where": "aalis_api_vectorstore._validation",
-    "float_row": "aalis_api_vectorstore._validation",
+#: Where each public name lives: its module is imported the first time one is used.
+_MODULES: dict[str, str] = {
+    "aalis_api_vectorstore._capabilities": "recall vectorstore",
+    "aalis_api_vectorstore._errors": "DimensionMismatch VectorStoreError VectorStoreUnavailable",
+    "aalis_api_vectorstore._inmemory": "InMemoryVectorStore",
+    "aalis_api_vectorstore._recall": "Recall RecallHit RecallUnavailable",
+    "aalis_api_vectorstore._store": "DroppedSessions VectorStore",
+    "aalis_api_vectorstore._types": (
+        "ModelStats ScopeFilter VectorEntry VectorHit VectorKey VectorRecord VectorStoreStats"
+    ),
+    "aalis_api_vectorstore._validation": (
+        "batch_dims check_delete check_dims check_ids check_k check_records "
+        "check_session_id check_timestamps check_where float_row"
+    ),
 }
+_EXPORTS = {name: module for module, names in _MODULES.items() for name in names.split()}
 
 __all__ = [
     "DimensionMismatch",

@@ -26,15 +26,13 @@ if TYPE_CHECKING:
         now_ms as now_ms,
     )
 
-_EXPORTS: dict[str, str] = {
-    "CONTROL_KINDS": "aalis_schema_message._message",
-    "JSON": "aalis_schema_message._message",
-    "Message": "aalis_schema_message._message",
-    "ToolCall": "aalis_schema_message._message",
-    "WELL_KNOWN_ROLES": "aalis_schema_message._message",
-    "new_message_id": "aalis_schema_message._message",
-    "now_ms": "aalis_schema_message._message",
+#: Where each public name lives: its module is imported the first time one is used.
+_MODULES: dict[str, str] = {
+    "aalis_schema_message._message": (
+        "CONTROL_KINDS JSON Message ToolCall WELL_KNOWN_ROLES new_message_id now_ms"
+    ),
 }
+_EXPORTS = {name: module for module, names in _MODULES.items() for name in names.split()}
 
 __all__ = [
     "CONTROL_KINDS",

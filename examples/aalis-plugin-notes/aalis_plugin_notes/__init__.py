@@ -25,13 +25,12 @@ if TYPE_CHECKING:
         NotesPlugin as NotesPlugin,
     )
 
-_EXPORTS: dict[str, str] = {
-    "NAMESPACE": "aalis_plugin_notes._notes",
-    "Note": "aalis_plugin_notes._notes",
-    "Notes": "aalis_plugin_notes._notes",
-    "NotesConfig": "aalis_plugin_notes._plugin",
-    "NotesPlugin": "aalis_plugin_notes._plugin",
+#: Where each public name lives: its module is imported the first time one is used.
+_MODULES: dict[str, str] = {
+    "aalis_plugin_notes._notes": "NAMESPACE Note Notes",
+    "aalis_plugin_notes._plugin": "NotesConfig NotesPlugin",
 }
+_EXPORTS = {name: module for module, names in _MODULES.items() for name in names.split()}
 
 __all__ = [
     "NAMESPACE",

@@ -26,15 +26,14 @@ if TYPE_CHECKING:
         message_to_event as message_to_event,
     )
 
-_EXPORTS: dict[str, str] = {
-    "AalisMemoryService": "aalis_google_adk._memory_service",
-    "APP_STATE": "aalis_google_adk._sessions",
-    "AalisSessionService": "aalis_google_adk._sessions",
-    "EVENT_KEY": "aalis_google_adk._sessions",
-    "aalis_session_id": "aalis_google_adk._sessions",
-    "event_to_message": "aalis_google_adk._sessions",
-    "message_to_event": "aalis_google_adk._sessions",
+#: Where each public name lives: its module is imported the first time one is used.
+_MODULES: dict[str, str] = {
+    "aalis_google_adk._memory_service": "AalisMemoryService",
+    "aalis_google_adk._sessions": (
+        "APP_STATE AalisSessionService EVENT_KEY aalis_session_id event_to_message message_to_event"
+    ),
 }
+_EXPORTS = {name: module for module, names in _MODULES.items() for name in names.split()}
 
 __all__ = [
     "APP_STATE",

@@ -26,15 +26,12 @@ if TYPE_CHECKING:
         ClearFailed as ClearFailed,
     )
 
-_EXPORTS: dict[str, str] = {
-    "AALIS_KEY": "aalis_langchain._convert",
-    "LANGCHAIN_KEY": "aalis_langchain._convert",
-    "from_aalis": "aalis_langchain._convert",
-    "to_aalis": "aalis_langchain._convert",
-    "AalisChatMessageHistory": "aalis_langchain._history",
-    "ClearFailed": "aalis_langchain._history",
-    "SUMMARY_PREFIX": "aalis_langchain._history",
+#: Where each public name lives: its module is imported the first time one is used.
+_MODULES: dict[str, str] = {
+    "aalis_langchain._convert": "AALIS_KEY LANGCHAIN_KEY from_aalis to_aalis",
+    "aalis_langchain._history": "AalisChatMessageHistory ClearFailed SUMMARY_PREFIX",
 }
+_EXPORTS = {name: module for module, names in _MODULES.items() for name in names.split()}
 
 __all__ = [
     "AALIS_KEY",

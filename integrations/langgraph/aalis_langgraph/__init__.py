@@ -26,15 +26,12 @@ if TYPE_CHECKING:
         store_namespace as store_namespace,
     )
 
-_EXPORTS: dict[str, str] = {
-    "AalisSaver": "aalis_langgraph._saver",
-    "PREFIX": "aalis_langgraph._saver",
-    "THREADS": "aalis_langgraph._saver",
-    "thread_namespace": "aalis_langgraph._saver",
-    "AalisStore": "aalis_langgraph._store",
-    "REGISTRY": "aalis_langgraph._store",
-    "store_namespace": "aalis_langgraph._store",
+#: Where each public name lives: its module is imported the first time one is used.
+_MODULES: dict[str, str] = {
+    "aalis_langgraph._saver": "AalisSaver PREFIX THREADS thread_namespace",
+    "aalis_langgraph._store": "AalisStore REGISTRY store_namespace",
 }
+_EXPORTS = {name: module for module, names in _MODULES.items() for name in names.split()}
 
 __all__ = [
     "PREFIX",

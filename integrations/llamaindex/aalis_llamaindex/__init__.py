@@ -29,16 +29,14 @@ if TYPE_CHECKING:
         AalisRecallBlock as AalisRecallBlock,
     )
 
-_EXPORTS: dict[str, str] = {
-    "AalisChatStore": "aalis_llamaindex._chat_store",
-    "ClearFailed": "aalis_llamaindex._chat_store",
-    "AALIS_KEY": "aalis_llamaindex._convert",
-    "LLAMAINDEX_KEY": "aalis_llamaindex._convert",
-    "from_aalis": "aalis_llamaindex._convert",
-    "to_aalis": "aalis_llamaindex._convert",
-    "AalisDBChatStore": "aalis_llamaindex._db_chat_store",
-    "AalisRecallBlock": "aalis_llamaindex._recall_block",
+#: Where each public name lives: its module is imported the first time one is used.
+_MODULES: dict[str, str] = {
+    "aalis_llamaindex._chat_store": "AalisChatStore ClearFailed",
+    "aalis_llamaindex._convert": "AALIS_KEY LLAMAINDEX_KEY from_aalis to_aalis",
+    "aalis_llamaindex._db_chat_store": "AalisDBChatStore",
+    "aalis_llamaindex._recall_block": "AalisRecallBlock",
 }
+_EXPORTS = {name: module for module, names in _MODULES.items() for name in names.split()}
 
 __all__ = [
     "AALIS_KEY",

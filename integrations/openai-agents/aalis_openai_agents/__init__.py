@@ -20,13 +20,12 @@ if TYPE_CHECKING:
         ClearFailed as ClearFailed,
     )
 
-_EXPORTS: dict[str, str] = {
-    "ITEM_KEY": "aalis_openai_agents._convert",
-    "item_to_message": "aalis_openai_agents._convert",
-    "message_to_items": "aalis_openai_agents._convert",
-    "AalisSession": "aalis_openai_agents._session",
-    "ClearFailed": "aalis_openai_agents._session",
+#: Where each public name lives: its module is imported the first time one is used.
+_MODULES: dict[str, str] = {
+    "aalis_openai_agents._convert": "ITEM_KEY item_to_message message_to_items",
+    "aalis_openai_agents._session": "AalisSession ClearFailed",
 }
+_EXPORTS = {name: module for module, names in _MODULES.items() for name in names.split()}
 
 __all__ = [
     "ITEM_KEY",

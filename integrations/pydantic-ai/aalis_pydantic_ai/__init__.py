@@ -17,12 +17,11 @@ if TYPE_CHECKING:
         to_aalis as to_aalis,
     )
 
-_EXPORTS: dict[str, str] = {
-    "AalisHistory": "aalis_pydantic_ai._history",
-    "MESSAGE_KEY": "aalis_pydantic_ai._history",
-    "from_aalis": "aalis_pydantic_ai._history",
-    "to_aalis": "aalis_pydantic_ai._history",
+#: Where each public name lives: its module is imported the first time one is used.
+_MODULES: dict[str, str] = {
+    "aalis_pydantic_ai._history": "AalisHistory MESSAGE_KEY from_aalis to_aalis",
 }
+_EXPORTS = {name: module for module, names in _MODULES.items() for name in names.split()}
 
 __all__ = [
     "MESSAGE_KEY",

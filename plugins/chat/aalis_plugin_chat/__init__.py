@@ -20,13 +20,14 @@ if TYPE_CHECKING:
         StandInModel as StandInModel,
     )
 
-_EXPORTS: dict[str, str] = {
-    "ChatConfig": "aalis_plugin_chat._config",
-    "Chat": "aalis_plugin_chat._plugin",
-    "ChatSession": "aalis_plugin_chat._session",
-    "Reply": "aalis_plugin_chat._session",
-    "StandInModel": "aalis_plugin_chat._standin",
+#: Where each public name lives: its module is imported the first time one is used.
+_MODULES: dict[str, str] = {
+    "aalis_plugin_chat._config": "ChatConfig",
+    "aalis_plugin_chat._plugin": "Chat",
+    "aalis_plugin_chat._session": "ChatSession Reply",
+    "aalis_plugin_chat._standin": "StandInModel",
 }
+_EXPORTS = {name: module for module, names in _MODULES.items() for name in names.split()}
 
 __all__ = [
     "Chat",

@@ -14,11 +14,11 @@ if TYPE_CHECKING:
         HashConfig as HashConfig,
     )
 
-_EXPORTS: dict[str, str] = {
-    "EmbeddingHash": "aalis_plugin_embedding_hash._plugin",
-    "HashConfig": "aalis_plugin_embedding_hash._plugin",
-    "PRIORITY": "aalis_plugin_embedding_hash._plugin",
+#: Where each public name lives: its module is imported the first time one is used.
+_MODULES: dict[str, str] = {
+    "aalis_plugin_embedding_hash._plugin": "EmbeddingHash HashConfig PRIORITY",
 }
+_EXPORTS = {name: module for module, names in _MODULES.items() for name in names.split()}
 
 __all__ = [
     "PRIORITY",

@@ -14,11 +14,13 @@ if TYPE_CHECKING:
         InMemoryMemory as InMemoryMemory,
     )
 
-_EXPORTS: dict[str, str] = {
-    "InMemoryConfig": "aalis_plugin_memory_inmemory._config",
-    "MemoryInmemory": "aalis_plugin_memory_inmemory._plugin",
-    "InMemoryMemory": "aalis_plugin_memory_inmemory._store",
+#: Where each public name lives: its module is imported the first time one is used.
+_MODULES: dict[str, str] = {
+    "aalis_plugin_memory_inmemory._config": "InMemoryConfig",
+    "aalis_plugin_memory_inmemory._plugin": "MemoryInmemory",
+    "aalis_plugin_memory_inmemory._store": "InMemoryMemory",
 }
+_EXPORTS = {name: module for module, names in _MODULES.items() for name in names.split()}
 
 __all__ = [
     "InMemoryConfig",

@@ -24,12 +24,13 @@ if TYPE_CHECKING:
         MongoUnavailable as MongoUnavailable,
     )
 
-_EXPORTS: dict[str, str] = {
-    "MongoConfig": "aalis_plugin_memory_mongodb._config",
-    "MemoryMongodb": "aalis_plugin_memory_mongodb._plugin",
-    "MongoMemory": "aalis_plugin_memory_mongodb._store",
-    "MongoUnavailable": "aalis_plugin_memory_mongodb._store",
+#: Where each public name lives: its module is imported the first time one is used.
+_MODULES: dict[str, str] = {
+    "aalis_plugin_memory_mongodb._config": "MongoConfig",
+    "aalis_plugin_memory_mongodb._plugin": "MemoryMongodb",
+    "aalis_plugin_memory_mongodb._store": "MongoMemory MongoUnavailable",
 }
+_EXPORTS = {name: module for module, names in _MODULES.items() for name in names.split()}
 
 __all__ = [
     "MemoryMongodb",

@@ -24,12 +24,13 @@ if TYPE_CHECKING:
         PostgresUnavailable as PostgresUnavailable,
     )
 
-_EXPORTS: dict[str, str] = {
-    "PostgresConfig": "aalis_plugin_memory_postgres._config",
-    "MemoryPostgres": "aalis_plugin_memory_postgres._plugin",
-    "PostgresMemory": "aalis_plugin_memory_postgres._store",
-    "PostgresUnavailable": "aalis_plugin_memory_postgres._store",
+#: Where each public name lives: its module is imported the first time one is used.
+_MODULES: dict[str, str] = {
+    "aalis_plugin_memory_postgres._config": "PostgresConfig",
+    "aalis_plugin_memory_postgres._plugin": "MemoryPostgres",
+    "aalis_plugin_memory_postgres._store": "PostgresMemory PostgresUnavailable",
 }
+_EXPORTS = {name: module for module, names in _MODULES.items() for name in names.split()}
 
 __all__ = [
     "MemoryPostgres",

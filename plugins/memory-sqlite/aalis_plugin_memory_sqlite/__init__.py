@@ -27,14 +27,14 @@ if TYPE_CHECKING:
         StoreClosed as StoreClosed,
     )
 
-_EXPORTS: dict[str, str] = {
-    "SqliteConfig": "aalis_plugin_memory_sqlite._config",
-    "MemorySqlite": "aalis_plugin_memory_sqlite._plugin",
-    "SCHEMA_VERSION": "aalis_plugin_memory_sqlite._schema",
-    "SchemaTooNew": "aalis_plugin_memory_sqlite._schema",
-    "SqliteMemory": "aalis_plugin_memory_sqlite._store",
-    "StoreClosed": "aalis_plugin_memory_sqlite._store",
+#: Where each public name lives: its module is imported the first time one is used.
+_MODULES: dict[str, str] = {
+    "aalis_plugin_memory_sqlite._config": "SqliteConfig",
+    "aalis_plugin_memory_sqlite._plugin": "MemorySqlite",
+    "aalis_plugin_memory_sqlite._schema": "SCHEMA_VERSION SchemaTooNew",
+    "aalis_plugin_memory_sqlite._store": "SqliteMemory StoreClosed",
 }
+_EXPORTS = {name: module for module, names in _MODULES.items() for name in names.split()}
 
 __all__ = [
     "SCHEMA_VERSION",

@@ -20,13 +20,13 @@ if TYPE_CHECKING:
         SummaryCompression as SummaryCompression,
     )
 
-_EXPORTS: dict[str, str] = {
-    "MemorySummaryConfig": "aalis_plugin_memory_summary._config",
-    "PlatformProfile": "aalis_plugin_memory_summary._config",
-    "MemorySummary": "aalis_plugin_memory_summary._plugin",
-    "CompressionOutcome": "aalis_plugin_memory_summary._service",
-    "SummaryCompression": "aalis_plugin_memory_summary._service",
+#: Where each public name lives: its module is imported the first time one is used.
+_MODULES: dict[str, str] = {
+    "aalis_plugin_memory_summary._config": "MemorySummaryConfig PlatformProfile",
+    "aalis_plugin_memory_summary._plugin": "MemorySummary",
+    "aalis_plugin_memory_summary._service": "CompressionOutcome SummaryCompression",
 }
+_EXPORTS = {name: module for module, names in _MODULES.items() for name in names.split()}
 
 __all__ = [
     "CompressionOutcome",

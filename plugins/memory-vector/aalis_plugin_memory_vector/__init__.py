@@ -11,10 +11,11 @@ if TYPE_CHECKING:
         MemoryVector as MemoryVector,
     )
 
-_EXPORTS: dict[str, str] = {
-    "MemoryVector": "aalis_plugin_memory_vector._plugin",
-    "VECTOR_CLEAR_TYPE": "aalis_plugin_memory_vector._plugin",
+#: Where each public name lives: its module is imported the first time one is used.
+_MODULES: dict[str, str] = {
+    "aalis_plugin_memory_vector._plugin": "MemoryVector VECTOR_CLEAR_TYPE",
 }
+_EXPORTS = {name: module for module, names in _MODULES.items() for name in names.split()}
 
 __all__ = [
     "VECTOR_CLEAR_TYPE",

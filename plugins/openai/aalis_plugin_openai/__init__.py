@@ -25,14 +25,14 @@ if TYPE_CHECKING:
         LlmOpenai as LlmOpenai,
     )
 
-_EXPORTS: dict[str, str] = {
-    "EmbeddingOpenaiConfig": "aalis_plugin_openai._config",
-    "LlmOpenaiConfig": "aalis_plugin_openai._config",
-    "OpenAIEmbedder": "aalis_plugin_openai._embedding",
-    "OpenAIChatModel": "aalis_plugin_openai._llm",
-    "EmbeddingOpenai": "aalis_plugin_openai._plugin",
-    "LlmOpenai": "aalis_plugin_openai._plugin",
+#: Where each public name lives: its module is imported the first time one is used.
+_MODULES: dict[str, str] = {
+    "aalis_plugin_openai._config": "EmbeddingOpenaiConfig LlmOpenaiConfig",
+    "aalis_plugin_openai._embedding": "OpenAIEmbedder",
+    "aalis_plugin_openai._llm": "OpenAIChatModel",
+    "aalis_plugin_openai._plugin": "EmbeddingOpenai LlmOpenai",
 }
+_EXPORTS = {name: module for module, names in _MODULES.items() for name in names.split()}
 
 __all__ = [
     "EmbeddingOpenai",

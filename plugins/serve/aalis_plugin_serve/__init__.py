@@ -20,12 +20,14 @@ if TYPE_CHECKING:
         Serve as Serve,
     )
 
-_EXPORTS: dict[str, str] = {
-    "create_app": "aalis_plugin_serve._app",
-    "EventBroker": "aalis_plugin_serve._broker",
-    "ServeConfig": "aalis_plugin_serve._config",
-    "Serve": "aalis_plugin_serve._plugin",
+#: Where each public name lives: its module is imported the first time one is used.
+_MODULES: dict[str, str] = {
+    "aalis_plugin_serve._app": "create_app",
+    "aalis_plugin_serve._broker": "EventBroker",
+    "aalis_plugin_serve._config": "ServeConfig",
+    "aalis_plugin_serve._plugin": "Serve",
 }
+_EXPORTS = {name: module for module, names in _MODULES.items() for name in names.split()}
 
 __all__ = [
     "EventBroker",

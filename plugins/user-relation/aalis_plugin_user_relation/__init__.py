@@ -8,9 +8,11 @@ if TYPE_CHECKING:
         UserRelation as UserRelation,
     )
 
-_EXPORTS: dict[str, str] = {
-    "UserRelation": "aalis_plugin_user_relation._plugin",
+#: Where each public name lives: its module is imported the first time one is used.
+_MODULES: dict[str, str] = {
+    "aalis_plugin_user_relation._plugin": "UserRelation",
 }
+_EXPORTS = {name: module for module, names in _MODULES.items() for name in names.split()}
 
 __all__ = [
     "UserRelation",

@@ -17,11 +17,13 @@ if TYPE_CHECKING:
         PgvectorStore as PgvectorStore,
     )
 
-_EXPORTS: dict[str, str] = {
-    "PgvectorConfig": "aalis_plugin_vectorstore_pgvector._config",
-    "VectorstorePgvector": "aalis_plugin_vectorstore_pgvector._plugin",
-    "PgvectorStore": "aalis_plugin_vectorstore_pgvector._store",
+#: Where each public name lives: its module is imported the first time one is used.
+_MODULES: dict[str, str] = {
+    "aalis_plugin_vectorstore_pgvector._config": "PgvectorConfig",
+    "aalis_plugin_vectorstore_pgvector._plugin": "VectorstorePgvector",
+    "aalis_plugin_vectorstore_pgvector._store": "PgvectorStore",
 }
+_EXPORTS = {name: module for module, names in _MODULES.items() for name in names.split()}
 
 __all__ = [
     "PgvectorConfig",

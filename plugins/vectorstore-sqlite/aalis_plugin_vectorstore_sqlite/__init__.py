@@ -20,13 +20,13 @@ if TYPE_CHECKING:
         StoreClosed as StoreClosed,
     )
 
-_EXPORTS: dict[str, str] = {
-    "SqliteVectorConfig": "aalis_plugin_vectorstore_sqlite._config",
-    "PRIORITY": "aalis_plugin_vectorstore_sqlite._plugin",
-    "VectorstoreSqlite": "aalis_plugin_vectorstore_sqlite._plugin",
-    "SqliteVectorStore": "aalis_plugin_vectorstore_sqlite._store",
-    "StoreClosed": "aalis_plugin_vectorstore_sqlite._store",
+#: Where each public name lives: its module is imported the first time one is used.
+_MODULES: dict[str, str] = {
+    "aalis_plugin_vectorstore_sqlite._config": "SqliteVectorConfig",
+    "aalis_plugin_vectorstore_sqlite._plugin": "PRIORITY VectorstoreSqlite",
+    "aalis_plugin_vectorstore_sqlite._store": "SqliteVectorStore StoreClosed",
 }
+_EXPORTS = {name: module for module, names in _MODULES.items() for name in names.split()}
 
 __all__ = [
     "PRIORITY",

@@ -145,53 +145,32 @@ if TYPE_CHECKING:
         undo_last_turn as undo_last_turn,
     )
 
-_EXPORTS: dict[str, str] = {
-    "BridgeDeadlock": "aalis_agent._bridge",
-    "LoopBridge": "aalis_agent._bridge",
-    "host_and_bridge": "aalis_agent._bridge",
-    "clear_types": "aalis_agent._clearing",
-    "memory_capability": "aalis_agent._clearing",
-    "run_clear": "aalis_agent._clearing",
-    "forget_person": "aalis_agent._forgetting",
-    "EVENTS": "aalis_agent._hookspecs",
-    "prompt_contributions": "aalis_agent._hookspecs",
-    "token_usage": "aalis_agent._hookspecs",
-    "DEFAULT_CONTRIBUTION_TIMEOUT": "aalis_agent._prompt",
-    "PromptBlock": "aalis_agent._prompt",
-    "PromptRequest": "aalis_agent._prompt",
-    "collect_prompt_blocks": "aalis_agent._prompt",
-    "insert_prompt_blocks": "aalis_agent._prompt",
-    "SAVED_EVENT": "aalis_agent._saving",
-    "SESSION_CLOCK": "aalis_agent._saving",
-    "SessionClock": "aalis_agent._saving",
-    "announce_saved": "aalis_agent._saving",
-    "save_conversation": "aalis_agent._saving",
-    "stamped": "aalis_agent._saving",
-    "SyncHost": "aalis_agent._sync_host",
-    "SyncMemory": "aalis_agent._sync_host",
-    "MESSAGE_OVERHEAD": "aalis_agent._tokens",
-    "estimate_message_tokens": "aalis_agent._tokens",
-    "estimate_text_tokens": "aalis_agent._tokens",
-    "is_cjk": "aalis_agent._tokens",
-    "model_text": "aalis_agent._tokens",
-    "PromptPlan": "aalis_agent._turn",
-    "SUMMARY_HEADER": "aalis_agent._turn",
-    "TurnBusy": "aalis_agent._turn",
-    "TurnError": "aalis_agent._turn",
-    "TurnModelFailed": "aalis_agent._turn",
-    "TurnReplyNotSaved": "aalis_agent._turn",
-    "TurnResult": "aalis_agent._turn",
-    "TurnSettings": "aalis_agent._turn",
-    "add_contributions": "aalis_agent._turn",
-    "build_prompt": "aalis_agent._turn",
-    "run_turn": "aalis_agent._turn",
-    "session_summary": "aalis_agent._turn",
-    "TURN_LEASE_TTL_MS": "aalis_agent._turn_lease",
-    "hold_turn": "aalis_agent._turn_lease",
-    "UndoError": "aalis_agent._undo",
-    "UndoOutcome": "aalis_agent._undo",
-    "undo_last_turn": "aalis_agent._undo",
+#: Where each public name lives: its module is imported the first time one is used.
+_MODULES: dict[str, str] = {
+    "aalis_agent._bridge": "BridgeDeadlock LoopBridge host_and_bridge",
+    "aalis_agent._clearing": "clear_types memory_capability run_clear",
+    "aalis_agent._forgetting": "forget_person",
+    "aalis_agent._hookspecs": "EVENTS prompt_contributions token_usage",
+    "aalis_agent._prompt": (
+        "DEFAULT_CONTRIBUTION_TIMEOUT PromptBlock PromptRequest "
+        "collect_prompt_blocks insert_prompt_blocks"
+    ),
+    "aalis_agent._saving": (
+        "SAVED_EVENT SESSION_CLOCK SessionClock announce_saved save_conversation stamped"
+    ),
+    "aalis_agent._sync_host": "SyncHost SyncMemory",
+    "aalis_agent._tokens": (
+        "MESSAGE_OVERHEAD estimate_message_tokens estimate_text_tokens is_cjk model_text"
+    ),
+    "aalis_agent._turn": (
+        "PromptPlan SUMMARY_HEADER TurnBusy TurnError TurnModelFailed "
+        "TurnReplyNotSaved TurnResult TurnSettings add_contributions "
+        "build_prompt run_turn session_summary"
+    ),
+    "aalis_agent._turn_lease": "TURN_LEASE_TTL_MS hold_turn",
+    "aalis_agent._undo": "UndoError UndoOutcome undo_last_turn",
 }
+_EXPORTS = {name: module for module, names in _MODULES.items() for name in names.split()}
 
 __all__ = [
     "DEFAULT_CONTRIBUTION_TIMEOUT",

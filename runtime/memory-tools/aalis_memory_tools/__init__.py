@@ -151,55 +151,25 @@ if TYPE_CHECKING:
         write_atomically as write_atomically,
     )
 
-_EXPORTS: dict[str, str] = {
-    "SESSION": "aalis_memory_tools._cli_params",
-    "SessionId": "aalis_memory_tools._cli_params",
-    "CommandError": "aalis_memory_tools._cli_plugin",
-    "MemoryCli": "aalis_memory_tools._cli_plugin",
-    "ExportFile": "aalis_memory_tools._export_format",
-    "ExportSummary": "aalis_memory_tools._export_format",
-    "FORMAT": "aalis_memory_tools._export_format",
-    "FORMAT_VERSION": "aalis_memory_tools._export_format",
-    "TransferError": "aalis_memory_tools._export_format",
-    "dumps": "aalis_memory_tools._export_format",
-    "header": "aalis_memory_tools._export_format",
-    "iter_lines": "aalis_memory_tools._export_format",
-    "iter_sessions": "aalis_memory_tools._export_format",
-    "message_line": "aalis_memory_tools._export_format",
-    "metadata_line": "aalis_memory_tools._export_format",
-    "parse_export": "aalis_memory_tools._export_format",
-    "reopenable": "aalis_memory_tools._export_format",
-    "scan_export": "aalis_memory_tools._export_format",
-    "store_order": "aalis_memory_tools._export_format",
-    "ExportReport": "aalis_memory_tools._transfer",
-    "METADATA_BATCH": "aalis_memory_tools._transfer",
-    "MigrateReport": "aalis_memory_tools._transfer",
-    "OversizeMessage": "aalis_memory_tools._transfer",
-    "Plan": "aalis_memory_tools._transfer",
-    "ProgressFn": "aalis_memory_tools._transfer",
-    "SizeLimit": "aalis_memory_tools._transfer",
-    "TextOutput": "aalis_memory_tools._transfer",
-    "WriteReport": "aalis_memory_tools._transfer",
-    "atomic_output": "aalis_memory_tools._transfer",
-    "check_export_file": "aalis_memory_tools._transfer",
-    "conversation_messages": "aalis_memory_tools._transfer",
-    "export_lines": "aalis_memory_tools._transfer",
-    "export_sessions": "aalis_memory_tools._transfer",
-    "export_source": "aalis_memory_tools._transfer",
-    "import_file": "aalis_memory_tools._transfer",
-    "import_into": "aalis_memory_tools._transfer",
-    "import_target": "aalis_memory_tools._transfer",
-    "left_out": "aalis_memory_tools._transfer",
-    "left_out_text": "aalis_memory_tools._transfer",
-    "memory_holders": "aalis_memory_tools._transfer",
-    "migrate_between": "aalis_memory_tools._transfer",
-    "migration_stores": "aalis_memory_tools._transfer",
-    "plan_session": "aalis_memory_tools._transfer",
-    "read_metadata": "aalis_memory_tools._transfer",
-    "refuse_volatile": "aalis_memory_tools._transfer",
-    "require": "aalis_memory_tools._transfer",
-    "write_atomically": "aalis_memory_tools._transfer",
+#: Where each public name lives: its module is imported the first time one is used.
+_MODULES: dict[str, str] = {
+    "aalis_memory_tools._cli_params": "SESSION SessionId",
+    "aalis_memory_tools._cli_plugin": "CommandError MemoryCli",
+    "aalis_memory_tools._export_format": (
+        "ExportFile ExportSummary FORMAT FORMAT_VERSION TransferError dumps "
+        "header iter_lines iter_sessions message_line metadata_line "
+        "parse_export reopenable scan_export store_order"
+    ),
+    "aalis_memory_tools._transfer": (
+        "ExportReport METADATA_BATCH MigrateReport OversizeMessage Plan "
+        "ProgressFn SizeLimit TextOutput WriteReport atomic_output "
+        "check_export_file conversation_messages export_lines export_sessions "
+        "export_source import_file import_into import_target left_out "
+        "left_out_text memory_holders migrate_between migration_stores "
+        "plan_session read_metadata refuse_volatile require write_atomically"
+    ),
 }
+_EXPORTS = {name: module for module, names in _MODULES.items() for name in names.split()}
 
 __all__ = [
     "FORMAT",
