@@ -30,8 +30,6 @@ from aalis_plugin_memory_sqlite._versions import (
     user_version,
 )
 
-# The version names stay importable from here (``schema.SCHEMA_VERSION``), where they lived.
-
 
 def _make_private_path(path: Path) -> list[Path]:
     """Create missing folders (0o700) and the file (0o600): chat history is personal data.

@@ -1,13 +1,9 @@
 """``aalis export`` / ``aalis import`` / ``aalis migrate``: the commands, thin.
 
 Each command parses its options, opens the host from the CLI's configuration, asks the
-engine (``aalis_memory_tools._transfer``, docs/reference/transfer.md) for the stores and the
-transfer, and prints the one-line summary; errors are ``TransferError`` lines. The file
-format is ``aalis_memory_tools._export_format``; what the commands do and print is
-docs/host/export-import.md.
-
-The engine's and the format's names stay importable from here, as they were before the
-engine had its own package.
+engine (``_transfer``, docs/reference/transfer.md) for the stores and the transfer, and
+prints the one-line summary; errors are ``TransferError`` lines. The file format is
+``_export_format``; what the commands do and print is docs/host/export-import.md.
 """
 
 from __future__ import annotations

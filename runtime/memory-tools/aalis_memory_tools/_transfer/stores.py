@@ -11,8 +11,8 @@ nothing past the process (``refuse_volatile``). ``export_source``, ``import_targ
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterable, Sequence
-from typing import TYPE_CHECKING, Any, cast
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, cast
 
 from aalis_api_memory import FullMemoryService, MemoryService, memory
 
@@ -40,15 +40,6 @@ def require(
             f"`aalis {command}` needs (optional extensions: see docs/reference/memory-contract.md)"
         )
     return cast(FullMemoryService, service)
-
-
-def optional_method(service: Any, name: str) -> Callable[..., Awaitable[Any]]:
-    """The optional extension ``name`` of ``service`` (checked first with ``require``).
-
-    Kept for callers of the name; the transfer itself calls through ``require``'s result.
-    """
-    method: Callable[..., Awaitable[Any]] = getattr(service, name)
-    return method
 
 
 def refuse_volatile(host: Host, provider: str | None, action: str) -> None:
@@ -204,7 +195,6 @@ __all__ = [
     "left_out_text",
     "memory_holders",
     "migration_stores",
-    "optional_method",
     "refuse_volatile",
     "require",
 ]
