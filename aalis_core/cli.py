@@ -17,7 +17,6 @@ import asyncio
 import json
 import os
 import sys
-import tomllib
 from collections.abc import AsyncIterator, Coroutine, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -158,62 +157,15 @@ def run_async(coro: Coroutine[Any, Any, T]) -> T:
 # ------------------------------------------------------------------------------------------
 
 
-def _configured_disabled() -> list[str]:
-    """``[plugins] disabled`` from the CLI's config, read leniently (errors surface later)."""
-    path = config_path()
-    if path is None:
-        return []
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return []
-    plugins = data.get("plugins")
-    disabled = plugins.get("disabled") if isinstance(plugins, dict) else None
-    return [d for d in disabled if isinstance(d, str)] if isinstance(disabled, list) else []
-
-
 def load_plugin_commands(group: click.Group) -> list[str]:
-    """Call ``register_commands(cli=group)`` on every discovered, not disabled plugin.
+    """Call ``register_commands(cli=group)`` on every loaded plugin; returns who registered.
 
-    Plugins are instantiated but not started. A plugin whose hook raises is skipped (and
-    logged); returns the names of plugins that registered commands.
+    The plugins come from the host the command would run on (``make_host()``, built, not
+    started): one discovery, and the same ``[plugins] disabled``, ``AALIS_LOAD_PLUGINS`` and
+    configuration checks. A plugin whose hook raises is skipped (and logged). Raises what
+    building the host raises (``ConfigError`` for an invalid configuration).
     """
-    import pluggy
-
-    from aalis_core import hookspecs
-    from aalis_core.discovery import discover_plugins, error_text
-    from aalis_core.logging import get_logger
-    from aalis_core.markers import PROJECT_NAME
-
-    pm = pluggy.PluginManager(PROJECT_NAME)
-    pm.add_hookspecs(hookspecs)
-    order: list[str] = []
-    for found in discover_plugins(disabled=_configured_disabled()):
-        if found.plugin_class is None:
-            continue
-        try:
-            pm.register(found.plugin_class(), name=found.name)
-        except KeyboardInterrupt:
-            raise
-        except BaseException as exc:  # SystemExit too: one plugin never ends the CLI
-            get_logger(found.name).warning("plugin not loaded for commands", error=error_text(exc))
-            continue
-        order.append(found.name)
-    rank = {name: i for i, name in enumerate(order)}
-    impls = sorted(
-        pm.hook.register_commands.get_hookimpls(), key=lambda i: rank.get(i.plugin_name, 0)
-    )
-    registered: list[str] = []
-    for impl in impls:
-        try:
-            impl.function(*[group for _ in impl.argnames])
-        except KeyboardInterrupt:
-            raise
-        except BaseException as exc:  # SystemExit too
-            get_logger(impl.plugin_name).warning("register_commands failed", error=error_text(exc))
-            continue
-        registered.append(impl.plugin_name)
-    return registered
+    return make_host().add_commands(group)
 
 
 class AalisGroup(click.Group):
@@ -227,15 +179,28 @@ class AalisGroup(click.Group):
         super().__init__(*args, **kwargs)
         self._loaded_for: tuple[object, ...] | None = None
         self._plugin_command_names: set[str] = set()
+        #: why plugins' commands could not be loaded (an invalid configuration), if they could not
+        self._load_error: Exception | None = None
 
     def _selection_key(self) -> tuple[object, ...]:
-        # Which plugins may add commands depends on AALIS_LOAD_PLUGINS and the config's
-        # [plugins] disabled; an embedding process (or a test run) may change either between
-        # two invocations of this one group object.
-        return (os.environ.get("AALIS_LOAD_PLUGINS"), config_path(), tuple(_configured_disabled()))
+        # Which plugins may add commands depends on AALIS_LOAD_PLUGINS and the configuration;
+        # an embedding process (or a test run) may change either between two invocations of
+        # this one group object.
+        path = config_path()
+        try:
+            stat = path.stat() if path is not None else None
+        except OSError:
+            stat = None
+        stamp = (stat.st_mtime_ns, stat.st_size) if stat is not None else None
+        return (os.environ.get("AALIS_LOAD_PLUGINS"), path, stamp)
 
     def load_plugin_commands(self) -> None:
-        """Load plugin commands once per plugin selection (normally once per process)."""
+        """Load plugin commands once per plugin selection (normally once per process).
+
+        A configuration the host refuses leaves only the core commands; the error is kept
+        and shown when a command that is not there is asked for (``init`` and ``plugins``
+        still run, and ``plugins`` reports the same error).
+        """
         key = self._selection_key()
         if self._loaded_for == key:
             return
@@ -243,7 +208,11 @@ class AalisGroup(click.Group):
             self.commands.pop(name, None)
         before = set(self.commands)
         self._loaded_for = key
-        load_plugin_commands(self)
+        self._load_error = None
+        try:
+            load_plugin_commands(self)
+        except Exception as exc:
+            self._load_error = exc
         self._plugin_command_names = set(self.commands) - before
 
     def invoke(self, ctx: click.Context) -> Any:
@@ -262,7 +231,12 @@ class AalisGroup(click.Group):
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         self.load_plugin_commands()
-        return super().get_command(ctx, cmd_name)
+        command = super().get_command(ctx, cmd_name)
+        if command is None and self._load_error is not None:
+            # The command may belong to a plugin that could not load: say why, not
+            # "No such command".
+            raise click.ClickException(format_error(self._load_error))
+        return command
 
 
 @click.group(cls=AalisGroup, context_settings={"help_option_names": ["-h", "--help"]})
