@@ -52,8 +52,37 @@ def config_path() -> Path | None:
     return local if local.is_file() else None
 
 
+#: The host built to collect plugins' commands, kept for the command that then runs, with the
+#: ``_host_key()`` it was built under: one discovery and one configuration check per command.
+_spare: tuple[tuple[object, ...], Host] | None = None
+
+
+def _host_key() -> tuple[object, ...]:
+    """What a CLI host depends on besides the installed plugins: the plugin filter, the
+    working directory (the default ``data_dir``) and the config file (path, size, mtime)."""
+    from aalis_core.discovery import LOAD_PLUGINS_ENV
+
+    path = config_path()
+    try:
+        stat = path.stat() if path is not None else None
+    except OSError:
+        stat = None
+    stamp = (stat.st_mtime_ns, stat.st_size) if stat is not None else None
+    return (os.environ.get(LOAD_PLUGINS_ENV), os.getcwd(), path, stamp)
+
+
 def make_host(plugins: Sequence[Plugin] = (), *, discover: bool = True) -> Host:
-    """Build (not start) the host the CLI uses; consumer name ``cli``."""
+    """Build (not start) the host the CLI uses; consumer name ``cli``.
+
+    The host that loaded the plugins' commands for this command is reused when nothing it
+    depends on changed since (``aalis`` loads commands, then runs one): it is handed out
+    once, never started twice.
+    """
+    global _spare
+    spare, _spare = _spare, None
+    if spare is not None and not plugins and discover and spare[0] == _host_key():
+        return spare[1]
+
     from aalis_core.host import Host
 
     path = config_path()
@@ -165,7 +194,12 @@ def load_plugin_commands(group: click.Group) -> list[str]:
     configuration checks. A plugin whose hook raises is skipped (and logged). Raises what
     building the host raises (``ConfigError`` for an invalid configuration).
     """
-    return make_host().add_commands(group)
+    global _spare
+    key = _host_key()
+    host = make_host()
+    registered = host.add_commands(group)
+    _spare = (key, host)
+    return registered
 
 
 class AalisGroup(click.Group):
@@ -182,18 +216,6 @@ class AalisGroup(click.Group):
         #: why plugins' commands could not be loaded (an invalid configuration), if they could not
         self._load_error: Exception | None = None
 
-    def _selection_key(self) -> tuple[object, ...]:
-        # Which plugins may add commands depends on AALIS_LOAD_PLUGINS and the configuration;
-        # an embedding process (or a test run) may change either between two invocations of
-        # this one group object.
-        path = config_path()
-        try:
-            stat = path.stat() if path is not None else None
-        except OSError:
-            stat = None
-        stamp = (stat.st_mtime_ns, stat.st_size) if stat is not None else None
-        return (os.environ.get("AALIS_LOAD_PLUGINS"), path, stamp)
-
     def load_plugin_commands(self) -> None:
         """Load plugin commands once per plugin selection (normally once per process).
 
@@ -201,7 +223,10 @@ class AalisGroup(click.Group):
         and shown when a command that is not there is asked for (``init`` and ``plugins``
         still run, and ``plugins`` reports the same error).
         """
-        key = self._selection_key()
+        # Which plugins add commands depends on AALIS_LOAD_PLUGINS and the configuration; an
+        # embedding process (or a test run) may change either between two invocations of
+        # this one group object.
+        key = _host_key()
         if self._loaded_for == key:
             return
         for name in self._plugin_command_names:
@@ -230,6 +255,10 @@ class AalisGroup(click.Group):
         return super().list_commands(ctx)
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        # The group's own commands (``init``, ``plugins``) need no plugin command: looking
+        # them up first spares ``aalis plugins`` a host and every plugin's CLI module.
+        if cmd_name in self.commands and cmd_name not in self._plugin_command_names:
+            return self.commands[cmd_name]
         self.load_plugin_commands()
         command = super().get_command(ctx, cmd_name)
         if command is None and self._load_error is not None:
@@ -419,3 +448,11 @@ __all__ = [
     "render_template",
     "run_async",
 ]
+
+
+if __name__ == "__main__":  # ``python -m aalis_core.cli``, e.g. with ``-X importtime``
+    # Through the imported module, not this ``__main__`` copy: plugins' commands join the
+    # group of ``aalis_core.cli``.
+    from aalis_core.cli import main as _main
+
+    _main()

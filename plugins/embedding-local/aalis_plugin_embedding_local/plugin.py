@@ -78,7 +78,7 @@ class EmbeddingLocal(Plugin):
             )
         except EmbeddingUnavailable as exc:
             raise PluginDisabled(str(exc)) from None
-        ctx.logger.info("local embedding model found", model_id=self.embedder.model_id)
+        ctx.logger.info("local embedding model found", variant=config.variant)
         ctx.provide(embedding, self.embedder, priority=PRIORITY)
 
 
