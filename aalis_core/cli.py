@@ -2,8 +2,9 @@
 
 ``aalis_core`` owns only ``init`` and ``plugins``; every other command joins through the
 ``register_commands(cli)`` hookspec, the way simonw/llm's plugins add commands. That hook
-is called at start-up on every discovered, not disabled plugin *without starting it*, so
-``aalis --help`` never opens a database.
+is called through the host the command will run on (``Host.add_commands``: one discovery,
+the same configuration checks) on every plugin it loaded, *without starting it*, so
+``aalis --help`` never opens a database; the same host then runs the command.
 
 Commands that need a running host use ``open_host()`` (consumer name ``cli``) and
 ``run_async()``, which turns any exception into one line on stderr and exit code 1:
@@ -58,8 +59,8 @@ _spare: tuple[tuple[object, ...], Host] | None = None
 
 
 def _host_key() -> tuple[object, ...]:
-    """What a CLI host depends on besides the installed plugins: the plugin filter, the
-    working directory (the default ``data_dir``) and the config file (path, size, mtime)."""
+    """What a CLI host depends on: where plugins are found (``sys.path``), the plugin filter,
+    the working directory (the default ``data_dir``) and the config file (path, size, mtime)."""
     from aalis_core.discovery import LOAD_PLUGINS_ENV
 
     path = config_path()
@@ -68,7 +69,7 @@ def _host_key() -> tuple[object, ...]:
     except OSError:
         stat = None
     stamp = (stat.st_mtime_ns, stat.st_size) if stat is not None else None
-    return (os.environ.get(LOAD_PLUGINS_ENV), os.getcwd(), path, stamp)
+    return (tuple(sys.path), os.environ.get(LOAD_PLUGINS_ENV), os.getcwd(), path, stamp)
 
 
 def make_host(plugins: Sequence[Plugin] = (), *, discover: bool = True) -> Host:

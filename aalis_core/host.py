@@ -63,6 +63,7 @@ from aalis_core.plugin import Plugin, PluginDisabled
 from aalis_core.plugin_info import PluginInfo, plugin_infos
 
 if TYPE_CHECKING:
+    import click
     from structlog.typing import FilteringBoundLogger
 
 T = TypeVar("T")
@@ -537,7 +538,7 @@ class Host:
     run_middleware = HookDoor(HookRunner.run_middleware)
     collect_contributions = HookDoor(HookRunner.collect_contributions)
 
-    def add_commands(self, group: Any) -> list[str]:
+    def add_commands(self, group: click.Group) -> list[str]:
         """Call ``register_commands(cli=group)`` on every loaded plugin, without starting any.
 
         How the ``aalis`` CLI gets plugins' commands: the same discovery, ``[plugins]
