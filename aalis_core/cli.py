@@ -2,8 +2,9 @@
 
 ``aalis_core`` owns only ``init`` and ``plugins``; every other command joins through the
 ``register_commands(cli)`` hookspec, the way simonw/llm's plugins add commands. That hook
-is called at start-up on every discovered, not disabled plugin *without starting it*, so
-``aalis --help`` never opens a database.
+is called through the host the command will run on (``Host.add_commands``: one discovery,
+the same configuration checks) on every plugin it loaded, *without starting it*, so
+``aalis --help`` never opens a database; the same host then runs the command.
 
 Commands that need a running host use ``open_host()`` (consumer name ``cli``) and
 ``run_async()``, which turns any exception into one line on stderr and exit code 1:
@@ -17,7 +18,6 @@ import asyncio
 import json
 import os
 import sys
-import tomllib
 from collections.abc import AsyncIterator, Coroutine, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -53,8 +53,37 @@ def config_path() -> Path | None:
     return local if local.is_file() else None
 
 
+#: The host built to collect plugins' commands, kept for the command that then runs, with the
+#: ``_host_key()`` it was built under: one discovery and one configuration check per command.
+_spare: tuple[tuple[object, ...], Host] | None = None
+
+
+def _host_key() -> tuple[object, ...]:
+    """What a CLI host depends on: where plugins are found (``sys.path``), the plugin filter,
+    the working directory (the default ``data_dir``) and the config file (path, size, mtime)."""
+    from aalis_core.discovery import LOAD_PLUGINS_ENV
+
+    path = config_path()
+    try:
+        stat = path.stat() if path is not None else None
+    except OSError:
+        stat = None
+    stamp = (stat.st_mtime_ns, stat.st_size) if stat is not None else None
+    return (tuple(sys.path), os.environ.get(LOAD_PLUGINS_ENV), os.getcwd(), path, stamp)
+
+
 def make_host(plugins: Sequence[Plugin] = (), *, discover: bool = True) -> Host:
-    """Build (not start) the host the CLI uses; consumer name ``cli``."""
+    """Build (not start) the host the CLI uses; consumer name ``cli``.
+
+    The host that loaded the plugins' commands for this command is reused when nothing it
+    depends on changed since (``aalis`` loads commands, then runs one): it is handed out
+    once, never started twice.
+    """
+    global _spare
+    spare, _spare = _spare, None
+    if spare is not None and not plugins and discover and spare[0] == _host_key():
+        return spare[1]
+
     from aalis_core.host import Host
 
     path = config_path()
@@ -158,61 +187,19 @@ def run_async(coro: Coroutine[Any, Any, T]) -> T:
 # ------------------------------------------------------------------------------------------
 
 
-def _configured_disabled() -> list[str]:
-    """``[plugins] disabled`` from the CLI's config, read leniently (errors surface later)."""
-    path = config_path()
-    if path is None:
-        return []
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return []
-    plugins = data.get("plugins")
-    disabled = plugins.get("disabled") if isinstance(plugins, dict) else None
-    return [d for d in disabled if isinstance(d, str)] if isinstance(disabled, list) else []
-
-
 def load_plugin_commands(group: click.Group) -> list[str]:
-    """Call ``register_commands(cli=group)`` on every discovered, not disabled plugin.
+    """Call ``register_commands(cli=group)`` on every loaded plugin; returns who registered.
 
-    Plugins are instantiated but not started. A plugin whose hook raises is skipped (and
-    logged); returns the names of plugins that registered commands.
+    The plugins come from the host the command would run on (``make_host()``, built, not
+    started): one discovery, and the same ``[plugins] disabled``, ``AALIS_LOAD_PLUGINS`` and
+    configuration checks. A plugin whose hook raises is skipped (and logged). Raises what
+    building the host raises (``ConfigError`` for an invalid configuration).
     """
-    import pluggy
-
-    from aalis_core import hookspecs
-    from aalis_core.discovery import discover_plugins, error_text
-    from aalis_core.logging import get_logger
-    from aalis_core.markers import PROJECT_NAME
-
-    pm = pluggy.PluginManager(PROJECT_NAME)
-    pm.add_hookspecs(hookspecs)
-    order: list[str] = []
-    for found in discover_plugins(disabled=_configured_disabled()):
-        if found.plugin_class is None:
-            continue
-        try:
-            pm.register(found.plugin_class(), name=found.name)
-        except KeyboardInterrupt:
-            raise
-        except BaseException as exc:  # SystemExit too: one plugin never ends the CLI
-            get_logger(found.name).warning("plugin not loaded for commands", error=error_text(exc))
-            continue
-        order.append(found.name)
-    rank = {name: i for i, name in enumerate(order)}
-    impls = sorted(
-        pm.hook.register_commands.get_hookimpls(), key=lambda i: rank.get(i.plugin_name, 0)
-    )
-    registered: list[str] = []
-    for impl in impls:
-        try:
-            impl.function(*[group for _ in impl.argnames])
-        except KeyboardInterrupt:
-            raise
-        except BaseException as exc:  # SystemExit too
-            get_logger(impl.plugin_name).warning("register_commands failed", error=error_text(exc))
-            continue
-        registered.append(impl.plugin_name)
+    global _spare
+    key = _host_key()
+    host = make_host()
+    registered = host.add_commands(group)
+    _spare = (key, host)
     return registered
 
 
@@ -227,23 +214,31 @@ class AalisGroup(click.Group):
         super().__init__(*args, **kwargs)
         self._loaded_for: tuple[object, ...] | None = None
         self._plugin_command_names: set[str] = set()
-
-    def _selection_key(self) -> tuple[object, ...]:
-        # Which plugins may add commands depends on AALIS_LOAD_PLUGINS and the config's
-        # [plugins] disabled; an embedding process (or a test run) may change either between
-        # two invocations of this one group object.
-        return (os.environ.get("AALIS_LOAD_PLUGINS"), config_path(), tuple(_configured_disabled()))
+        #: why plugins' commands could not be loaded (an invalid configuration), if they could not
+        self._load_error: Exception | None = None
 
     def load_plugin_commands(self) -> None:
-        """Load plugin commands once per plugin selection (normally once per process)."""
-        key = self._selection_key()
+        """Load plugin commands once per plugin selection (normally once per process).
+
+        A configuration the host refuses leaves only the core commands; the error is kept
+        and shown when a command that is not there is asked for (``init`` and ``plugins``
+        still run, and ``plugins`` reports the same error).
+        """
+        # Which plugins add commands depends on AALIS_LOAD_PLUGINS and the configuration; an
+        # embedding process (or a test run) may change either between two invocations of
+        # this one group object.
+        key = _host_key()
         if self._loaded_for == key:
             return
         for name in self._plugin_command_names:
             self.commands.pop(name, None)
         before = set(self.commands)
         self._loaded_for = key
-        load_plugin_commands(self)
+        self._load_error = None
+        try:
+            load_plugin_commands(self)
+        except Exception as exc:
+            self._load_error = exc
         self._plugin_command_names = set(self.commands) - before
 
     def invoke(self, ctx: click.Context) -> Any:
@@ -261,8 +256,17 @@ class AalisGroup(click.Group):
         return super().list_commands(ctx)
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        # The group's own commands (``init``, ``plugins``) need no plugin command: looking
+        # them up first spares ``aalis plugins`` a host and every plugin's CLI module.
+        if cmd_name in self.commands and cmd_name not in self._plugin_command_names:
+            return self.commands[cmd_name]
         self.load_plugin_commands()
-        return super().get_command(ctx, cmd_name)
+        command = super().get_command(ctx, cmd_name)
+        if command is None and self._load_error is not None:
+            # The command may belong to a plugin that could not load: say why, not
+            # "No such command".
+            raise click.ClickException(format_error(self._load_error))
+        return command
 
 
 @click.group(cls=AalisGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -445,3 +449,11 @@ __all__ = [
     "render_template",
     "run_async",
 ]
+
+
+if __name__ == "__main__":  # ``python -m aalis_core.cli``, e.g. with ``-X importtime``
+    # Through the imported module, not this ``__main__`` copy: plugins' commands join the
+    # group of ``aalis_core.cli``.
+    from aalis_core.cli import main as _main
+
+    _main()

@@ -23,7 +23,12 @@ from aalis_core.logging import redact
 from aalis_core.plugin import Plugin
 
 if TYPE_CHECKING:
-    from importlib_metadata import EntryPoint
+    from importlib_metadata import EntryPoint as MetadataEntryPoint
+
+    from aalis_core.entry_scan import FoundEntryPoint
+
+    #: an entry point as ``importlib_metadata`` or ``aalis_core.entry_scan`` reads it
+    EntryPoint = MetadataEntryPoint | FoundEntryPoint
 
 #: What discovery can tell of a plugin: the first states of a host's ``PluginState``.
 DiscoveryState = Literal["discovered", "disabled", "error"]
@@ -74,17 +79,26 @@ def _entry_points(group: str) -> list[EntryPoint]:
     """Entry points of ``group``; both aalis groups are read in one scan per ``sys.path``.
 
     Scanning every installed distribution is the dominant cost of ``aalis`` start-up in a
-    large environment, and the CLI needs it twice (commands, then the host).
+    large environment: ``aalis_core.entry_scan`` reads only the ``entry_points.txt`` files
+    that name an aalis group; ``importlib_metadata`` reads what it cannot (zips, eggs).
     """
     global _cache
     key = tuple(sys.path)
     if _cache is None or _cache[0] != key:
-        import importlib_metadata
+        from aalis_core.entry_scan import scan
 
-        groups: dict[str, list[EntryPoint]] = {PLUGINS_GROUP: [], HOOKSPECS_GROUP: []}
-        for ep in importlib_metadata.entry_points():
-            if ep.group in groups:
-                groups[ep.group].append(ep)
+        wanted = (PLUGINS_GROUP, HOOKSPECS_GROUP)
+        fast = scan(key, wanted)
+        groups: dict[str, list[EntryPoint]]
+        if fast is not None:
+            groups = {group: list(eps) for group, eps in fast.items()}
+        else:
+            import importlib_metadata
+
+            groups = {group: [] for group in wanted}
+            for ep in importlib_metadata.entry_points():
+                if ep.group in groups:
+                    groups[ep.group].append(ep)
         _cache = (key, groups)
     return list(_cache[1].get(group, ()))
 

@@ -4,8 +4,9 @@
 the implementations of active plugins in hook order (``tryfirst``, normal, ``trylast``; within
 a group the plugins' start order), checks event payloads against the hookspec, and calls them.
 The host keeps the lifecycle (which plugins are active, in what order they started) and hands
-the runner a view of it; ``Host.emit``, ``run_middleware``, ``collect_contributions`` and
-``hook_impls`` delegate here.
+the runner a view of it. The runner is ``host.hooks`` and what a plugin's ``ctx.host`` is: the
+one implementation of the host's run-time services (``HostServices``); ``Host.emit`` and the
+other hook methods of ``Host`` are this object's methods (docs/host.md).
 
 Every call goes through ``aalis_core.containment.call_plugin``, so a middleware or a
 listener that hangs is cancelled after ``[host] hook_timeout`` and one that raises
@@ -26,7 +27,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Concatenate, Generic, ParamSpec, TypeVar, cast, overload
 
 import pluggy
 
@@ -36,6 +37,13 @@ from aalis_core.errors import AalisError
 
 if TYPE_CHECKING:
     from structlog.typing import FilteringBoundLogger
+
+    from aalis_core.capability import Capability
+    from aalis_core.handles import Handle
+
+T = TypeVar("T")
+P = ParamSpec("P")
+R = TypeVar("R")
 
 Impls = Sequence[tuple[str, pluggy.HookImpl]]
 LoggerFor = Callable[[str], "FilteringBoundLogger"]
@@ -159,41 +167,99 @@ async def deliver(
             )
 
 
+class Deliveries:
+    """Event deliveries still running after their emitter stopped waiting.
+
+    The runner adds to it; the host, at stop, lets them end (``finish``). Kept apart from
+    the runner so ``ctx.host`` (the runner) offers a plugin nothing of the host's stop.
+    """
+
+    def __init__(self, logger: FilteringBoundLogger) -> None:
+        self._logger = logger
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    def add(self, task: asyncio.Task[None]) -> None:
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def finish(self, within: float) -> None:
+        """Let deliveries still running end (up to ``within`` s), then cancel them."""
+        if not self._tasks:
+            return
+        pending = set(self._tasks)
+        _, late = await asyncio.wait(pending, timeout=within)
+        for task in late:
+            task.cancel()
+        if late:
+            self._logger.warning("event deliveries cancelled at stop", count=len(late))
+            await asyncio.wait(late, timeout=1.0)
+
+
 class HookRunner:
-    """Calls the hook implementations of a host's active plugins (see the module docstring).
+    """``host.hooks``: the run-time services of one host (``HostServices``), and only those.
+
+    It is what ``ctx.host`` is for a plugin and what ``Host.emit``, ``emit_each``,
+    ``hook_impls``, ``run_middleware`` and ``collect_contributions`` are: one implementation,
+    reached through one door. It has no lifecycle (no start, stop, ``stop_plugin``), so a
+    plugin holding it cannot stop another plugin or the host, type checker or not.
 
     ``active_order()`` returns the names of the active plugins in start order (the host's
-    lifecycle owns it); only their implementations run. ``limit`` is ``[host] hook_timeout``,
-    ``logger_for(plugin)`` the logger a failure is reported on, ``logger`` the host's own.
+    lifecycle owns it); only their implementations run. ``capability`` is the host's handle
+    factory (``Host.capability``). ``limit`` is ``[host] hook_timeout``, ``logger_for(plugin)``
+    the logger a failure is reported on, ``logger`` the host's own; event deliveries still
+    running when their emitter stops waiting go to ``deliveries``.
     """
+
+    __slots__ = (
+        "_active_order",
+        "_capability",
+        "_deliveries",
+        "_limit",
+        "_logger",
+        "_logger_for",
+        "_pm",
+    )
 
     def __init__(
         self,
         pm: pluggy.PluginManager,
         *,
         active_order: Callable[[], Sequence[str]],
+        capability: Callable[..., Handle[Any]],
         limit: float,
         logger_for: LoggerFor,
         logger: FilteringBoundLogger,
+        deliveries: Deliveries,
     ) -> None:
         self._pm = pm
         self._active_order = active_order
+        self._capability = capability
         self._limit = limit
         self._logger_for = logger_for
         self._logger = logger
-        #: event deliveries still running after their emitter stopped waiting
-        self._deliveries: set[asyncio.Task[None]] = set()
+        self._deliveries = deliveries
 
-    def caller(self, hook: str) -> pluggy.HookCaller:
+    def capability(
+        self, cap: Capability[T], consumer: str | None = None, *, provider: str | None = None
+    ) -> Handle[T]:
+        """A handle on ``cap`` for ``consumer`` (``Host.capability``; a plugin passes its name).
+
+        For a capability the plugin does not declare in ``uses``/``requires`` (found by name
+        at run time, e.g. ``recall`` when its contract may be absent).
+        """
+        handle: Handle[T] = self._capability(cap, consumer, provider=provider)
+        return handle
+
+    def _caller(self, hook: str) -> pluggy.HookCaller:
         """The pluggy caller of ``hook``; ``ValueError`` when no loaded hookspec declares it."""
         caller: pluggy.HookCaller | None = getattr(self._pm.hook, hook, None)
         if caller is None or not caller.has_spec():
             raise ValueError(f"unknown hook {hook!r}: no loaded hookspec declares it")
         return caller
 
-    def ordered_impls(self, hook: str) -> list[tuple[str, pluggy.HookImpl]]:
+    def _ordered_impls(self, hook: str) -> list[tuple[str, pluggy.HookImpl]]:
         """Implementations of active plugins: tryfirst, normal, trylast, each in start order."""
-        caller = self.caller(hook)
+        caller = self._caller(hook)
         rank = {name: i for i, name in enumerate(self._active_order())}
         impls: list[tuple[int, int, str, pluggy.HookImpl]] = []
         for impl in caller.get_hookimpls():
@@ -207,17 +273,31 @@ class HookRunner:
         return [(name, impl) for _, _, name, impl in impls]
 
     def hook_impls(self, hook: str) -> list[tuple[str, Callable[..., Any]]]:
-        """``(plugin name, function)`` of ``ordered_impls``."""
-        return [(name, impl.function) for name, impl in self.ordered_impls(hook)]
+        """Implementations of ``hook`` by active plugins: tryfirst, normal, trylast, each
+        group in plugin start order. Raises ``ValueError`` for an undeclared hook."""
+        return [(name, impl.function) for name, impl in self._ordered_impls(hook)]
+
+    async def emit(self, /, event: str, **payload: object) -> None:
+        """Call every implementation of ``event`` (sync or async) in order.
+
+        An implementation that raises (``SystemExit`` included) or runs past ``[host]
+        hook_timeout`` is logged with its plugin's name; the others still run and the
+        emitter never sees the error. The emitter waits at most ``hook_timeout`` for the
+        whole delivery: what is still running then goes on in the background and ``stop``
+        waits for it (up to ``stop_timeout``). Raises ``ValueError`` for an event no hookspec
+        declares and ``TypeError`` for a payload that does not match the spec.
+        """
+        await self.emit_each(event, [payload])
 
     async def emit_each(self, event: str, payloads: Iterable[Mapping[str, object]]) -> None:
-        """Deliver each payload of ``event`` in order, waiting at most ``limit`` in all.
+        """``emit(event, **payload)`` for each payload in order, within ONE wait.
 
-        Every payload is checked against the hookspec before any listener runs
-        (``TypeError``). What is still running when the wait ends goes on in the background;
-        ``finish_deliveries`` waits for it at stop.
+        For an emitter that announces many things at once (a clear of every session emits
+        ``history_changed`` per session): it waits at most ``hook_timeout`` for all of
+        them together, not once per payload. Every payload is checked against the hookspec
+        before any listener runs (``TypeError``).
         """
-        caller = self.caller(event)
+        caller = self._caller(event)
         spec = caller.spec
         assert spec is not None
         allowed = set(spec.argnames) | set(spec.kwargnames)
@@ -233,7 +313,7 @@ class HookRunner:
                     parts.append(f"unexpected {', '.join(extra)}")
                 raise TypeError(f"event {event!r} payload: {'; '.join(parts)}")
             checked.append(dict(payload))
-        impls = self.ordered_impls(event)
+        impls = self._ordered_impls(event)
         if not impls or not checked:
             return
         limit = self._limit
@@ -244,7 +324,6 @@ class HookRunner:
 
         delivery = asyncio.get_running_loop().create_task(deliver_all())
         self._deliveries.add(delivery)
-        delivery.add_done_callback(self._deliveries.discard)
         done, _ = await asyncio.wait({delivery}, timeout=limit)
         if not done:
             self._logger.warning(
@@ -253,18 +332,6 @@ class HookRunner:
                 after=format_seconds(limit),
             )
 
-    async def finish_deliveries(self, within: float) -> None:
-        """Let event deliveries still running end (up to ``within`` s), then cancel them."""
-        if not self._deliveries:
-            return
-        pending = set(self._deliveries)
-        _, late = await asyncio.wait(pending, timeout=within)
-        for task in late:
-            task.cancel()
-        if late:
-            self._logger.warning("event deliveries cancelled at stop", count=len(late))
-            await asyncio.wait(late, timeout=1.0)
-
     async def run_middleware(
         self,
         hook: str,
@@ -272,8 +339,21 @@ class HookRunner:
         default: Callable[[], object],
         on_error: Callable[[str, BaseException], object],
     ) -> None:
-        """Run ``hook`` as an onion around ``default`` (``Host.run_middleware`` documents it)."""
-        caller = self.caller(hook)
+        """Run ``hook`` as a Koa-style onion around ``default``.
+
+        Each implementation is called as ``impl(request, call_next)`` (by the hookspec's
+        argument names); code before ``await call_next()`` runs on the way in, after it on
+        the way out. Skipping ``call_next`` short-circuits. Calling it twice raises
+        ``RuntimeError`` in that implementation. An implementation that raises, runs past
+        ``[host] hook_timeout`` (its own time; the time below its ``call_next()`` is not
+        counted) or calls ``call_next()`` without awaiting it is reported to
+        ``on_error(plugin_name, exc)`` (``str(exc)`` says what happened, e.g. "timed out
+        after 30 s"); if it had not run ``call_next`` yet, the runner calls the rest of the
+        chain on its behalf, otherwise the chain unwinds.
+        ``call_next()`` never raises for the chain below it: an exception from ``default``
+        is re-raised by ``run_middleware`` once every layer has unwound.
+        """
+        caller = self._caller(hook)
         assert caller.spec is not None
         names = list(caller.spec.argnames)
         if len(names) != 2:
@@ -281,7 +361,7 @@ class HookRunner:
                 f"hook {hook!r} is not a middleware hook: its spec takes {names}, "
                 "expected (request, call_next)"
             )
-        impls = self.ordered_impls(hook)
+        impls = self._ordered_impls(hook)
 
         async def report(name: str, exc: BaseException) -> None:
             self._logger_for(name).warning(
@@ -302,11 +382,16 @@ class HookRunner:
         await run_onion(hook, impls, names, request, default, report, self._limit)
 
     def collect_contributions(self, hook: str) -> list[tuple[str, Any]]:
-        """Sync contributions of ``hook``, first item per ``id`` wins (``Host`` documents it)."""
-        self.caller(hook)
+        """Collect sync contributions of ``hook`` from active plugins, in hook order.
+
+        Each item must have an ``id`` that is a non-empty string without ``/``; invalid
+        items are dropped and logged with the plugin's name. The first item per id wins
+        (so the first label in collection order names a shared type).
+        """
+        self._caller(hook)
         seen: set[str] = set()
         collected: list[tuple[str, Any]] = []
-        for name, impl in self.ordered_impls(hook):
+        for name, impl in self._ordered_impls(hook):
             logger = self._logger_for(name)
             try:
                 result = impl.function(*[None for _ in impl.argnames])
@@ -350,4 +435,40 @@ class HookRunner:
         return collected
 
 
-__all__ = ["CallNextNotAwaited", "HookRunner", "Impls", "deliver", "run_onion"]
+class HookDoor(Generic[P, R]):
+    """A ``Host`` method that *is* ``host.hooks``'s: ``host.emit`` is ``host.hooks.emit``.
+
+    The host does not re-declare (and re-document) the services the runner implements; it
+    names them once, and reading ``host.emit`` returns the runner's bound method. On the
+    class (``Host.emit``) it is the runner's function, so ``help`` and ``inspect`` show the
+    runner's signature and docstring.
+    """
+
+    def __init__(self, method: Callable[Concatenate[HookRunner, P], R]) -> None:
+        self._method = method
+        self._name = method.__name__
+        self.__doc__ = method.__doc__
+
+    @overload
+    def __get__(self, obj: None, owner: type[Any]) -> Callable[Concatenate[HookRunner, P], R]: ...
+
+    @overload
+    def __get__(self, obj: object, owner: type[Any]) -> Callable[P, R]: ...
+
+    def __get__(self, obj: object, owner: type[Any]) -> Callable[..., R]:
+        if obj is None:
+            return self._method
+        runner: HookRunner = obj.hooks  # type: ignore[attr-defined]
+        bound: Callable[P, R] = getattr(runner, self._name)
+        return bound
+
+
+__all__ = [
+    "CallNextNotAwaited",
+    "Deliveries",
+    "HookDoor",
+    "HookRunner",
+    "Impls",
+    "deliver",
+    "run_onion",
+]

@@ -13,141 +13,60 @@ Design choices, and why:
 - **The host walks hookimpls itself** (``hook_impls``) rather than using pluggy's plain
   call, because async hooks need awaiting, per-impl error isolation and a defined order:
   ``tryfirst``, normal, ``trylast``, and within a group the plugins' start order. How they
-  are called lives in ``aalis_core.hook_runner``; this module keeps the lifecycle (load,
-  validate, start in dependency order, stop) and the capability registry's bookkeeping.
-- **Plugins see the host through ``HostServices``** (``aalis_core.host_services``): the
-  context hands a plugin the operations it needs at run time, not the lifecycle.
+  are called lives in ``aalis_core.hook_runner``; how plugins are found, checked, configured
+  and registered in ``aalis_core.loading`` (``Host._load`` runs its steps); this module keeps
+  the lifecycle (start in dependency order, stop) and the capability registry's bookkeeping.
+- **Plugins see the host through ``HostServices``** (``aalis_core.host_services``): a
+  plugin's ``ctx.host`` is ``host.hooks``, the hook runner, which has the operations a plugin
+  needs at run time and nothing of the lifecycle. ``host.emit`` and the other hook methods
+  of ``Host`` are that runner's methods (one implementation, one door).
 """
 
 from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
-import attrs
 import pluggy
 
-import aalis_core.hookspecs as core_hookspecs
 from aalis_core.capability import Capability
 from aalis_core.config import (
     ConfigError,
     HostConfig,
-    PluginSchema,
     default_config,
     load_config,
     parse_config,
-    validate_plugins,
 )
 from aalis_core.containment import PluginTimeout, call_plugin, describe
 from aalis_core.context import Caps, PluginContext
-from aalis_core.discovery import (
-    check_plugin_class,
-    discover_hookspecs,
-    discover_plugins,
-    error_text,
-)
+from aalis_core.discovery import error_text
 from aalis_core.handles import CapabilityRegistry, DurableDeclarer, Handle, ProviderRecord
-from aalis_core.hook_runner import HookRunner
-from aalis_core.host_services import HostView
+from aalis_core.hook_runner import Deliveries, HookDoor, HookRunner
+from aalis_core.loading import (
+    PluginEntry,
+    PluginState,
+    apply_config,
+    check_declarations,
+    check_instances,
+    discovered_entries,
+    hook_problem,
+    instance_entries,
+    load_hookspecs,
+)
 from aalis_core.logging import configure_logging, get_logger, redact
 from aalis_core.markers import PROJECT_NAME
 from aalis_core.plugin import Plugin, PluginDisabled
+from aalis_core.plugin_info import PluginInfo, plugin_infos
 
 if TYPE_CHECKING:
+    import click
     from structlog.typing import FilteringBoundLogger
 
 T = TypeVar("T")
-
-PluginState = Literal["discovered", "disabled", "pending", "active", "stopped", "error"]
-
-
-@attrs.frozen
-class PluginInfo:
-    """What ``host.plugins()`` reports for one plugin (and ``aalis plugins`` prints)."""
-
-    name: str
-    version: str | None
-    state: PluginState
-    error: str | None
-    #: names of the capabilities the plugin declares in ``provides``
-    provides: list[str]
-    #: capability name -> provider plugin its handle is bound to now (None: absent)
-    bindings: dict[str, str | None]
-    #: the plugin's ``label`` (what kind of thing it provides, e.g. "lexical"), if it has one
-    label: str | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        """A JSON-ready dict (used by ``aalis plugins --json``); ``label`` only when set."""
-        out: dict[str, Any] = {
-            "name": self.name,
-            "version": self.version,
-            "state": self.state,
-            "error": self.error,
-            "provides": list(self.provides),
-            "bindings": dict(self.bindings),
-        }
-        if self.label is not None:
-            out["label"] = self.label
-        return out
-
-
-def _label(plugin: object) -> str | None:
-    label = getattr(plugin, "label", None)
-    return label if isinstance(label, str) and label else None
-
-
-class _Entry:
-    """The host's record of one plugin."""
-
-    __slots__ = (
-        "config",
-        "ctx",
-        "declared",
-        "error",
-        "load_index",
-        "logger",
-        "name",
-        "origin",
-        "plugin",
-        "start_called",
-        "starting",
-        "state",
-        "version",
-    )
-
-    def __init__(self, name: str, load_index: int, origin: str) -> None:
-        self.name = name
-        self.load_index = load_index
-        self.origin = origin
-        self.plugin: Plugin | None = None
-        self.version: str | None = None
-        self.state: PluginState = "discovered"
-        self.error: str | None = None
-        self.config: Any = None
-        self.ctx: PluginContext | None = None
-        self.logger: FilteringBoundLogger | None = None
-        self.start_called = False
-        self.starting = False
-        #: False when the plugin's class attributes are malformed (never read them then)
-        self.declared = True
-
-    def capabilities(self, which: str) -> dict[str, Capability[Any]]:
-        if self.plugin is None or not self.declared:
-            return {}
-        if which == "uses":
-            return dict(self.plugin.uses)
-        if which == "requires":
-            return dict(self.plugin.requires)
-        return {**self.plugin.uses, **self.plugin.requires}
-
-    def provides(self) -> list[Capability[Any]]:
-        if self.plugin is None or not self.declared:
-            return []
-        return list(self.plugin.provides)
 
 
 _Phase = Literal["new", "starting", "running", "stopping", "stopped"]
@@ -158,32 +77,6 @@ def _stop_text(exc: BaseException) -> str:
     if isinstance(exc, PluginTimeout):
         return f"{exc}; abandoned"
     return describe(exc)
-
-
-def _declaration_problem(plugin: Plugin) -> str | None:
-    """Why a plugin's class attributes cannot be used (None when they are fine).
-
-    Checked before anything reads them, so a malformed declaration fails that plugin with
-    a clear message instead of an AttributeError deep in the host.
-    """
-    name = plugin.name
-    for attr in ("uses", "requires"):
-        value = getattr(plugin, attr, None)
-        if not isinstance(value, Mapping) or not all(
-            isinstance(k, str) and isinstance(v, Capability) for k, v in value.items()
-        ):
-            return f"plugin {name!r}: `{attr}` must map names to Capability objects"
-    provides = getattr(plugin, "provides", None)
-    if isinstance(provides, Capability) or not isinstance(provides, tuple | list | frozenset):
-        return f"plugin {name!r}: `provides` must be a tuple of Capability objects"
-    if not all(isinstance(c, Capability) for c in provides):
-        return f"plugin {name!r}: `provides` must be a tuple of Capability objects"
-    if not isinstance(getattr(plugin, "volatile", False), bool):
-        return f"plugin {name!r}: `volatile` must be True or False"
-    config_class = getattr(plugin, "Config", None)
-    if config_class is not None and not attrs.has(config_class):
-        return f"plugin {name!r}: `Config` must be an attrs class (got {config_class!r})"
-    return None
 
 
 class Host:
@@ -231,38 +124,25 @@ class Host:
         self._registry = CapabilityRegistry(parsed.capabilities, parsed.consumers)
         self._registry.set_declarers(self._durable_declarers)
         self._pm = pluggy.PluginManager(PROJECT_NAME)
-        self._pm.add_hookspecs(core_hookspecs)
-        #: hookspec entry points that failed to import: (entry-point name, message)
-        self.hookspec_errors: list[tuple[str, str]] = []
-        self._entries: dict[str, _Entry] = {}
+        self._entries: dict[str, PluginEntry] = {}
         self._start_order: list[str] = []
         self._phase: _Phase = "new"
         #: plugin name -> the problems of its ``[plugins.<name>]`` table (plugin in ``error``)
         self._config_errors: dict[str, ConfigError] = {}
+        self._deliveries = Deliveries(self._logger)
         self._hooks = HookRunner(
             self._pm,
             active_order=self._active_order,
+            capability=self.capability,
             limit=parsed.host.hook_timeout,
             logger_for=self._plugin_logger,
             logger=self._logger,
+            deliveries=self._deliveries,
         )
-
-        for found in discover_hookspecs():
-            if found.module is None:
-                message = found.error or "import failed"
-                self.hookspec_errors.append((found.name, message))
-                self._logger.error("hookspecs failed to load", hookspecs=found.name, error=message)
-                continue
-            try:
-                self._pm.add_hookspecs(found.module)
-            except Exception as exc:
-                self.hookspec_errors.append((found.name, error_text(exc)))
-                self._logger.error(
-                    "hookspecs failed to load", hookspecs=found.name, error=error_text(exc)
-                )
-        for namespace in hookspecs:
-            self._pm.add_hookspecs(namespace)
-
+        #: hookspec entry points that failed to import: (entry-point name, message)
+        self.hookspec_errors: list[tuple[str, str]] = load_hookspecs(
+            self._pm, hookspecs, self._logger
+        )
         self._load(plugins, discover)
 
     # ----------------------------------------------------------------------------------
@@ -284,117 +164,34 @@ class Host:
         )
 
     def _load(self, instances: Sequence[Plugin], discover: bool) -> None:
-        explicit: dict[str, Plugin] = {}
-        for plugin in instances:
-            problem = check_plugin_class(type(plugin))
-            if problem is not None:
-                raise TypeError(f"plugins=[...] takes Plugin instances: {problem}")
-            if plugin.name in explicit:
-                raise ValueError(f"two plugin instances are named {plugin.name!r}")
-            explicit[plugin.name] = plugin
+        """Construction's steps, in order (``aalis_core.loading`` documents each)."""
+        explicit = check_instances(instances)
         disabled = set(self._config.disabled)
+        found = discovered_entries(explicit, disabled) if discover else []
+        entries = [*found, *instance_entries(explicit, disabled, len(found))]
+        self._entries = {entry.name: entry for entry in entries}
+        check_declarations(entries)
+        self._config_errors = apply_config(self._config, self._entries)  # raises ConfigError
+        self._log_load_failures()
+        self._register_hooks()
 
-        index = 0
-        if discover:
-            for found in discover_plugins(disabled=disabled):
-                if found.name in explicit or found.name in self._entries:
-                    continue
-                entry = _Entry(found.name, index, found.distribution or "entry point")
-                index += 1
-                entry.version = found.version
-                entry.state = found.state
-                entry.error = found.error
-                if found.plugin_class is not None:
-                    try:
-                        entry.plugin = found.plugin_class()
-                    except KeyboardInterrupt:
-                        raise
-                    except BaseException as exc:  # SystemExit too
-                        entry.state = "error"
-                        entry.error = f"could not instantiate: {error_text(exc)}"
-                self._entries[found.name] = entry
-        for name, plugin in explicit.items():
-            entry = _Entry(name, index, "in-process")
-            index += 1
-            entry.plugin = plugin
-            entry.version = type(plugin).version
-            if name in disabled:
-                entry.state = "disabled"
-                entry.error = "disabled in [plugins] disabled"
-            self._entries[name] = entry
-
-        for entry in self._entries.values():
-            if entry.plugin is not None and entry.state == "discovered":
-                problem = _declaration_problem(entry.plugin)
-                if problem is not None:
-                    entry.state = "error"
-                    entry.error = problem
-                    entry.declared = False
-
-        schemas: dict[str, PluginSchema] = {}
-        for name, entry in self._entries.items():
-            loaded = entry.plugin is not None and entry.state == "discovered"
-            schemas[name] = PluginSchema(
-                name=name,
-                loaded=loaded,
-                config_class=(
-                    type(entry.plugin).Config if loaded and entry.plugin is not None else None
-                ),
-                provides=frozenset(c.name for c in entry.provides()),
-                consumes=frozenset(c.name for c in entry.capabilities("all").values()),
-            )
-        result = validate_plugins(self._config, schemas)  # raises ConfigError
-        for name, reason in result.unconfigured.items():
-            entry = self._entries[name]
-            entry.state = "disabled"
-            entry.error = reason
-        for name, reason in result.broken.items():
-            entry = self._entries[name]
-            entry.state = "error"
-            entry.error = reason
-        self._config_errors = {
-            name: ConfigError(problems=problems) for name, problems in result.invalid.items()
-        }
-        for name, error in self._config_errors.items():
-            entry = self._entries[name]
-            entry.state = "error"
-            entry.error = f"invalid configuration: {error}"
-        for name, value in result.configs.items():
-            self._entries[name].config = value
-        # Failures found before start (import, instantiation, declaration, config class) are
-        # logged once here, so they reach the log as start failures do, not only plugins().
+    def _log_load_failures(self) -> None:
+        """Log failures found before start (import, instantiation, declaration, config), once,
+        so they reach the log as start failures do, not only ``plugins()``."""
         for entry in self._entries.values():
             if entry.state == "error":
                 self._plugin_logger(entry.name).error("plugin failed to load", error=entry.error)
 
+    def _register_hooks(self) -> None:
+        """Register every loadable plugin in pluggy; a bad hookimpl fails that plugin."""
         for entry in self._entries.values():
             if entry.state == "discovered" and entry.plugin is not None:
                 entry.logger = get_logger(entry.name)
-                self._register(entry)
+                problem = hook_problem(self._pm, entry)
+                if problem is not None:
+                    self._fail(entry, problem)
 
-    def _register(self, entry: _Entry) -> None:
-        """Register one plugin in pluggy and check its hooks (``check_pending`` for one)."""
-        plugin = entry.plugin
-        try:
-            self._pm.register(plugin, name=entry.name)
-        except Exception as exc:
-            self._fail(entry, f"invalid hook implementation: {error_text(exc)}")
-            return
-        for caller in self._pm.get_hookcallers(plugin) or []:
-            if caller.has_spec():
-                continue
-            for impl in caller.get_hookimpls():
-                if impl.plugin is plugin and not impl.optionalhook:
-                    self._pm.unregister(plugin)
-                    self._fail(
-                        entry,
-                        f"plugin {entry.name!r} implements hook {caller.name!r}, which no "
-                        "loaded contract declares (is the contract installed, is the name "
-                        "spelled right?)",
-                    )
-                    return
-
-    def _fail(self, entry: _Entry, message: str) -> None:
+    def _fail(self, entry: PluginEntry, message: str) -> None:
         self._registry.touch()
         entry.state = "error"
         entry.error = redact(message)
@@ -433,7 +230,7 @@ class Host:
                 for cap in entry.provides():
                     providers.setdefault(cap.name, set()).add(entry.name)
 
-            def blockers(entry: _Entry, which: str, waiting: set[str]) -> set[str]:
+            def blockers(entry: PluginEntry, which: str, waiting: set[str]) -> set[str]:
                 names: set[str] = set()
                 for cap in entry.capabilities(which).values():
                     names |= providers.get(cap.name, set())
@@ -453,7 +250,7 @@ class Host:
         finally:
             self._phase = "running"
 
-    def _missing_requirements(self, entry: _Entry) -> list[str]:
+    def _missing_requirements(self, entry: PluginEntry) -> list[str]:
         missing: list[str] = []
         for cap in entry.capabilities("requires").values():
             if self._registry.resolve(cap.name, entry.name) is None:
@@ -461,7 +258,7 @@ class Host:
                 missing.append(cap.name + (f" (pinned to {pinned})" if pinned else ""))
         return missing
 
-    async def _attempt(self, entry: _Entry) -> None:
+    async def _attempt(self, entry: PluginEntry) -> None:
         missing = self._missing_requirements(entry)
         if missing:
             self._registry.touch()
@@ -484,7 +281,7 @@ class Host:
                     progressed = True
                     break
 
-    def _make_context(self, entry: _Entry) -> PluginContext:
+    def _make_context(self, entry: PluginEntry) -> PluginContext:
         handles = {
             key: self._registry.handle(cap, entry.name)
             for key, cap in entry.capabilities("all").items()
@@ -496,11 +293,11 @@ class Host:
             logger=entry.logger,
             caps=Caps(entry.name, handles),
             data_dir=self.data_dir,
-            host=HostView(self),
+            host=self._hooks,
             provide=functools.partial(self._provide, entry.name),
         )
 
-    async def _start_entry(self, entry: _Entry) -> bool:
+    async def _start_entry(self, entry: PluginEntry) -> bool:
         """Start one plugin; True when it became active."""
         try:
             return await self._start_entry_inner(entry)
@@ -509,7 +306,7 @@ class Host:
             # disabled itself) changes what unpinned handles of its capability may bind to.
             self._registry.touch()
 
-    async def _start_entry_inner(self, entry: _Entry) -> bool:
+    async def _start_entry_inner(self, entry: PluginEntry) -> bool:
         plugin = entry.plugin
         assert plugin is not None
         entry.ctx = self._make_context(entry)
@@ -545,7 +342,7 @@ class Host:
         entry.logger.debug("plugin started")
         return True
 
-    async def _cleanup_failed_start(self, entry: _Entry) -> None:
+    async def _cleanup_failed_start(self, entry: PluginEntry) -> None:
         """Withdraw what a failed start provided and run ``stop`` (it may be half-started)."""
         self._registry.withdraw(entry.name)
         plugin = entry.plugin
@@ -564,7 +361,7 @@ class Host:
             return
         self._phase = "stopping"
         try:
-            await self._hooks.finish_deliveries(self._config.host.stop_timeout)
+            await self._deliveries.finish(self._config.host.stop_timeout)
             for name in reversed(self._start_order):
                 entry = self._entries[name]
                 if entry.state == "active":
@@ -585,7 +382,7 @@ class Host:
             raise ValueError(f"plugin {name!r} is not active (state {entry.state})")
         await self._stop_entry(entry)
 
-    async def _stop_entry(self, entry: _Entry) -> None:
+    async def _stop_entry(self, entry: PluginEntry) -> None:
         self._registry.withdraw(entry.name)
         plugin = entry.plugin
         assert plugin is not None
@@ -697,25 +494,7 @@ class Host:
 
     def plugins(self) -> list[PluginInfo]:
         """Every known plugin in load order, with state, error, provides and bindings."""
-        infos: list[PluginInfo] = []
-        for entry in sorted(self._entries.values(), key=lambda e: e.load_index):
-            bindings: dict[str, str | None] = {}
-            for cap in entry.capabilities("all").values():
-                record = self._registry.resolve(cap.name, entry.name)
-                bindings[cap.name] = record.plugin if record is not None else None
-            state: PluginState = entry.state
-            infos.append(
-                PluginInfo(
-                    name=entry.name,
-                    version=entry.version,
-                    state=state,
-                    error=entry.error,
-                    provides=[c.name for c in entry.provides()],
-                    bindings=bindings,
-                    label=_label(entry.plugin),
-                )
-            )
-        return infos
+        return plugin_infos(self._entries.values(), self._registry)
 
     def config_errors(self) -> dict[str, ConfigError]:
         """The plugins whose ``[plugins.<name>]`` table is invalid, with its problems.
@@ -737,70 +516,54 @@ class Host:
         """Active plugins in start order: whose hook implementations run, and in what order."""
         return [n for n in self._start_order if self._entries[n].state == "active"]
 
-    def hook_impls(self, hook: str) -> list[tuple[str, Callable[..., Any]]]:
-        """Implementations of ``hook`` by active plugins: tryfirst, normal, trylast, each
-        group in plugin start order. Raises ``ValueError`` for an undeclared hook."""
-        return self._hooks.hook_impls(hook)
-
     def _plugin_logger(self, name: str) -> FilteringBoundLogger:
         entry = self._entries.get(name)
         if entry is not None and entry.logger is not None:
             return entry.logger
         return get_logger(name)
 
-    async def emit(self, event: str, **payload: object) -> None:
-        """Call every implementation of ``event`` (sync or async) in order.
+    @property
+    def hooks(self) -> HookRunner:
+        """The hook runner: events, hook implementations, middleware, contributions.
 
-        An implementation that raises (``SystemExit`` included) or runs past ``[host]
-        hook_timeout`` is logged with its plugin's name; the others still run and the
-        emitter never sees the error. The emitter waits at most ``hook_timeout`` for the
-        whole delivery: what is still running then goes on in the background and ``stop``
-        waits for it (up to ``stop_timeout``). Raises ``ValueError`` for an event no hookspec
-        declares and ``TypeError`` for a payload that does not match the spec.
+        The one implementation of the run-time services (``HostServices``); a plugin's
+        ``ctx.host`` is this object. ``host.emit`` and the other hook methods below are its
+        methods, reached through the host for convenience.
         """
-        await self.emit_each(event, [payload])
+        return self._hooks
 
-    async def emit_each(self, event: str, payloads: Iterable[Mapping[str, object]]) -> None:
-        """``emit(event, **payload)`` for each payload in order, within ONE wait.
+    emit = HookDoor(HookRunner.emit)
+    emit_each = HookDoor(HookRunner.emit_each)
+    hook_impls = HookDoor(HookRunner.hook_impls)
+    run_middleware = HookDoor(HookRunner.run_middleware)
+    collect_contributions = HookDoor(HookRunner.collect_contributions)
 
-        For an emitter that announces many things at once (a clear of every session emits
-        ``history_changed`` per session): it waits at most ``hook_timeout`` for all of
-        them together, not once per payload. Every payload is checked before any listener
-        runs.
+    def add_commands(self, group: click.Group) -> list[str]:
+        """Call ``register_commands(cli=group)`` on every loaded plugin, without starting any.
+
+        How the ``aalis`` CLI gets plugins' commands: the same discovery, ``[plugins]
+        disabled``, ``AALIS_LOAD_PLUGINS`` and configuration as the host that will run the
+        command. Plugins in load order; one whose hook raises (``SystemExit`` too) is logged
+        and skipped. Returns the names of the plugins that registered commands.
         """
-        await self._hooks.emit_each(event, payloads)
-
-    async def run_middleware(
-        self,
-        hook: str,
-        request: object,
-        default: Callable[[], object],
-        on_error: Callable[[str, BaseException], object],
-    ) -> None:
-        """Run ``hook`` as a Koa-style onion around ``default``.
-
-        Each implementation is called as ``impl(request, call_next)`` (by the hookspec's
-        argument names); code before ``await call_next()`` runs on the way in, after it on
-        the way out. Skipping ``call_next`` short-circuits. Calling it twice raises
-        ``RuntimeError`` in that implementation. An implementation that raises, runs past
-        ``[host] hook_timeout`` (its own time; the time below its ``call_next()`` is not
-        counted) or calls ``call_next()`` without awaiting it is reported to
-        ``on_error(plugin_name, exc)`` (``str(exc)`` says what happened, e.g. "timed out
-        after 30 s"); if it had not run ``call_next`` yet, the runner calls the rest of the
-        chain on its behalf, otherwise the chain unwinds.
-        ``call_next()`` never raises for the chain below it: an exception from ``default``
-        is re-raised by ``run_middleware`` once every layer has unwound.
-        """
-        await self._hooks.run_middleware(hook, request, default, on_error)
-
-    def collect_contributions(self, hook: str) -> list[tuple[str, Any]]:
-        """Collect sync contributions of ``hook`` from active plugins, in hook order.
-
-        Each item must have an ``id`` that is a non-empty string without ``/``; invalid
-        items are dropped and logged with the plugin's name. The first item per id wins
-        (so the first label in collection order names a shared type).
-        """
-        return self._hooks.collect_contributions(hook)
+        rank = {name: entry.load_index for name, entry in self._entries.items()}
+        impls = sorted(
+            self._pm.hook.register_commands.get_hookimpls(),
+            key=lambda impl: rank.get(impl.plugin_name, len(rank)),
+        )
+        registered: list[str] = []
+        for impl in impls:
+            try:
+                impl.function(*[group for _ in impl.argnames])
+            except KeyboardInterrupt:
+                raise
+            except BaseException as exc:  # SystemExit too: one plugin never ends the CLI
+                self._plugin_logger(impl.plugin_name).warning(
+                    "register_commands failed", error=error_text(exc)
+                )
+                continue
+            registered.append(impl.plugin_name)
+        return registered
 
     def __repr__(self) -> str:
         return f"<Host {self._config.source} {self._phase}, {len(self._entries)} plugins>"

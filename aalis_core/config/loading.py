@@ -1,9 +1,12 @@
-"""Reading ``aalis.toml``: the file, its encoding and TOML syntax, then ``parse_config``."""
+"""Reading ``aalis.toml``: the file, its encoding and TOML syntax, then ``parse_config``.
+
+``tomllib`` is imported when a file is read: the embedded default (no ``aalis.toml``) runs
+every ``aalis`` command without it.
+"""
 
 from __future__ import annotations
 
 import os
-import tomllib
 from pathlib import Path
 
 from aalis_core.config.errors import ConfigError
@@ -12,6 +15,8 @@ from aalis_core.config.host_tables import HostConfig, parse_config
 
 def load_config(path: str | os.PathLike[str]) -> HostConfig:
     """Read and validate the shape of a TOML config file."""
+    import tomllib
+
     file = Path(path)
     source = str(path)
     try:

@@ -6,6 +6,7 @@ import inspect
 from typing import Any
 
 from aalis_core import Capability, Host, HostServices, Plugin
+from aalis_core.hook_runner import HookRunner
 
 SERVICES = {
     "capability",
@@ -27,7 +28,19 @@ def test_the_host_implements_every_service_with_the_same_signature() -> None:
     for name in SERVICES:
         ours = inspect.signature(getattr(HostServices, name))
         hosts = inspect.signature(getattr(Host, name))
+        runners = inspect.signature(getattr(HookRunner, name))
         assert list(ours.parameters) == list(hosts.parameters), name
+        assert list(ours.parameters) == list(runners.parameters), name
+
+
+async def test_the_hook_services_of_the_host_are_its_runners(make_host: Any) -> None:
+    """One implementation, one door: ``host.emit`` is ``host.hooks.emit``, not a copy."""
+    host: Host = make_host()
+    for name in SERVICES - {"capability"}:
+        mine, runners = getattr(host, name), getattr(host.hooks, name)
+        assert mine == runners, name  # the same function bound to the same runner
+        assert mine.__self__ is host.hooks, name
+        assert getattr(Host, name).__doc__ == getattr(HookRunner, name).__doc__, name
 
 
 async def test_provide_goes_to_the_host_in_the_plugins_own_name(make_host: Any) -> None:
@@ -64,7 +77,7 @@ async def test_ctx_host_offers_the_services_and_no_lifecycle_at_run_time(make_ho
     host: Host = make_host(Probe())
     async with host:
         view = seen["host"]
-        assert view == host  # it is this host's view ...
+        assert view is host.hooks  # it is this host's hook runner ...
         for name in ("stop_plugin", "start", "stop", "plugins", "plugin", "_provide", "config"):
             assert not hasattr(view, name), name  # ... with nothing of its lifecycle
         public = {name for name in dir(view) if not name.startswith("_")}

@@ -265,7 +265,7 @@ async def test_context_fields(make_host: Any, tmp_path: Any) -> None:
         assert seen == {
             "name": "probe",
             "data_dir": tmp_path / "data",
-            "host": host,
+            "host": host.hooks,
             "config": None,
         }
         assert host.data_dir == tmp_path / "data"

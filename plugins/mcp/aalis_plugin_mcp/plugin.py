@@ -1,7 +1,8 @@
 """The ``mcp`` plugin: holds its capability handles and adds ``aalis mcp``.
 
 It is a consumer like any other (consumer name ``mcp``), so ``[consumers.mcp]`` pins the
-store an MCP client sees; the command borrows the started plugin's handles.
+store an MCP client sees; the command borrows the started plugin's handles. Loading and
+starting it imports no MCP SDK (docs/performance.md, start-up): only ``server()`` does.
 """
 
 from __future__ import annotations
@@ -13,10 +14,10 @@ from aalis_api_memory import compression, memory
 from aalis_core.markers import hookimpl
 from aalis_core.plugin import Plugin
 from aalis_plugin_mcp.config import McpConfig
-from aalis_plugin_mcp.server import RECALL, RELATION, AalisMcpServer, build_server
 
 if TYPE_CHECKING:
     from aalis_core.context import PluginContext
+    from aalis_plugin_mcp.server import AalisMcpServer
 
 
 class Mcp(Plugin):
@@ -34,7 +35,13 @@ class Mcp(Plugin):
         self.ctx = None
 
     def server(self) -> AalisMcpServer:
-        """The MCP server on this plugin's handles; the plugin must be active."""
+        """The MCP server on this plugin's handles; the plugin must be active.
+
+        The server module (the MCP SDK, about half a second to import) is imported here,
+        not when the host loads the plugin: every ``aalis`` command loads it.
+        """
+        from aalis_plugin_mcp.server import RECALL, RELATION, build_server
+
         ctx = self.ctx
         if ctx is None:
             raise RuntimeError("the mcp plugin is not active")

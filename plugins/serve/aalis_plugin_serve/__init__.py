@@ -1,7 +1,10 @@
 """``aalis serve``: the memory as a JSON API, a live event stream and a web page.
 
-See docs/host/serve.md.
+See docs/host/serve.md. Names are re-exported lazily: the host imports this package to list
+and start the plugin (``aalis plugins``, every ``aalis`` command), and Starlette with its
+server is only needed by ``aalis serve`` (``create_app``).
 """
+
 
 # Every public name is re-exported lazily: importing the package costs nothing until a
 # name is used, and no implementation module imports another through this one at load.

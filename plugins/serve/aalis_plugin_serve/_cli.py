@@ -1,18 +1,22 @@
-"""``aalis serve [--host H] [--port P]``: run the API and the page until interrupted."""
+"""``aalis serve [--host H] [--port P]``: run the API and the page until interrupted.
+
+Every ``aalis`` command imports this module (the plugin registers the command), so uvicorn
+and Starlette (the app) are imported by ``serve``, when the server runs, not here.
+"""
 
 from __future__ import annotations
 
 import secrets
 import socket
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
-import uvicorn
 
 from aalis_core.cli import open_host, run_async
-from aalis_plugin_serve._app import ServeState, create_app
 from aalis_plugin_serve._config import ServeConfig, is_loopback
-from aalis_plugin_serve._security import Guard
+
+if TYPE_CHECKING:
+    from aalis_plugin_serve._security import Guard
 
 
 def plan_guard(config: ServeConfig, host: str) -> tuple[Guard, bool]:
@@ -20,6 +24,8 @@ def plan_guard(config: ServeConfig, host: str) -> tuple[Guard, bool]:
 
     Returns the guard and whether the token was generated for this run (to be printed).
     """
+    from aalis_plugin_serve._security import Guard
+
     loopback = is_loopback(host)
     if not loopback and config.token is None:
         raise click.UsageError(
@@ -49,6 +55,10 @@ def page_address(sock: socket.socket, token: str | None) -> str:
 
 
 async def serve(host_name: str | None, port: int | None) -> None:
+    import uvicorn
+
+    from aalis_plugin_serve._app import ServeState, create_app
+
     async with open_host() as host:
         plugin: Any = host.plugin("serve")
         info = {i.name: i for i in host.plugins()}.get("serve")

@@ -6,6 +6,9 @@ in SQL through the ``(model_id, session_id|platform|user_id)`` indexes, and nump
 those rows (or, when most rows qualify, scores the whole matrix under a mask). The filter is
 therefore part of the query: ``k`` hits come back whenever ``k`` rows are in scope, however
 many better matches lie outside it.
+
+numpy (and ``matrix``, built on it) is imported by the functions that compute, not with the
+module: opening a store at start (every ``aalis`` command starts this plugin) needs none.
 """
 
 from __future__ import annotations
@@ -13,11 +16,9 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import attrs
-import numpy as np
-import numpy.typing as npt
 from aalis_api_vectorstore import (
     DimensionMismatch,
     ModelStats,
@@ -31,7 +32,11 @@ from aalis_api_vectorstore import (
     batch_dims,
 )
 
-from aalis_plugin_vectorstore_sqlite._matrix import FloatMatrix, ModelMatrix, top_k
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+    from aalis_plugin_vectorstore_sqlite._matrix import FloatMatrix, ModelMatrix
 
 T = TypeVar("T")
 
@@ -64,6 +69,8 @@ def _encodable(value: str | None, what: str) -> None:
 
 def as_float32(vector: object, *, what: str = "vector") -> FloatMatrix:
     """One vector as float32, checked finite (before and after narrowing from float64)."""
+    import numpy as np
+
     try:
         wide = np.asarray(vector, dtype=np.float64)
     except (TypeError, ValueError) as exc:
@@ -80,6 +87,8 @@ def as_float32(vector: object, *, what: str = "vector") -> FloatMatrix:
 
 def prepare(records: Sequence[VectorRecord]) -> PreparedBatch:
     """Check widths, values and text of a whole batch before anything is written."""
+    import numpy as np
+
     dims = batch_dims(records)
     raw: dict[str, FloatMatrix] = {}
     for model_id in dims:
@@ -337,11 +346,17 @@ class Engine:
         dim, count, version = int(row[0]), int(row[1]), int(row[2])
         matrix = self.matrices.get(model_id)
         if matrix is None or matrix.version != version or matrix.size != count:
+            from aalis_plugin_vectorstore_sqlite._matrix import ModelMatrix
+
             matrix = ModelMatrix.load(self.conn, model_id, dim, count, version)
             self.matrices[model_id] = matrix
         return matrix
 
     def _search(self, query: FloatMatrix, k: int, where: ScopeFilter) -> list[VectorHit]:
+        import numpy as np
+
+        from aalis_plugin_vectorstore_sqlite._matrix import top_k
+
         matrix = self._matrix(where.model_id)
         if matrix is None:
             return []
@@ -398,6 +413,8 @@ class Engine:
         return self._hits(ids, picked, where.model_id)
 
     def _candidate_ids(self, where: ScopeFilter) -> npt.NDArray[np.int64]:
+        import numpy as np
+
         """Row ids in scope, ascending, selected by SQL (the filter lives in the query)."""
         clauses = ["model_id = ?"]
         params: list[object] = [where.model_id]
