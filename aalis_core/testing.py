@@ -25,9 +25,9 @@ from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import Any
 
-from aalis_core.config import ConfigError
-from aalis_core.host import Host
-from aalis_core.plugin import Plugin
+from aalis_core._config import ConfigError
+from aalis_core._host import Host
+from aalis_core._plugin import Plugin
 
 
 def make_test_host(
@@ -117,7 +117,7 @@ def capture_logs(level: str = "debug") -> Iterator[LogCapture]:
     """
     import structlog
 
-    from aalis_core.logging import configure_logging
+    from aalis_core._logging import configure_logging
 
     previous = structlog.get_config()
     capture = LogCapture()

@@ -35,10 +35,10 @@ T0 = 1_700_000_000_000
 POSITIONAL_CLI = (
     "import aalis_plugin_memory_summary._service as service\n"
     "service.has_exact_archiving = lambda memory: False\n"
-    "from aalis_core.cli import cli\n"
+    "from aalis_core._cli import cli\n"
     "cli(prog_name='aalis')\n"
 )
-EXACT_CLI = "from aalis_core.cli import cli\ncli(prog_name='aalis')\n"
+EXACT_CLI = "from aalis_core._cli import cli\ncli(prog_name='aalis')\n"
 
 WRITER = r"""
 import asyncio, sys, time

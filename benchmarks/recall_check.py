@@ -91,7 +91,7 @@ async def main(args: argparse.Namespace) -> None:
     from aalis_api_memory import memory
     from aalis_schema_message import Message
 
-    from aalis_core.cli import open_host
+    from aalis_core._cli import open_host
 
     n = 2_000 if args.quick else 10_000
     sessions = 20 if args.quick else 100

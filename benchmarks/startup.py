@@ -90,7 +90,7 @@ def import_time_us(module: str) -> tuple[int, list[tuple[str, int]]]:
 
 _PLUGINS_WITHOUT_NUMPY = (
     "import sys; sys.modules['numpy'] = None; sys.argv = ['aalis', 'plugins']; "
-    "from aalis_core.cli import main; main()"
+    "from aalis_core._cli import main; main()"
 )
 
 
@@ -101,7 +101,7 @@ def have_numpy() -> bool:
 
 def import_breakdown(cwd: Path) -> list[tuple[str, int]]:
     """Top-level imports of one ``aalis plugins`` run, heaviest first (cumulative µs)."""
-    code = "import sys; sys.argv = ['aalis', 'plugins']; from aalis_core.cli import main; main()"
+    code = "import sys; sys.argv = ['aalis', 'plugins']; from aalis_core._cli import main; main()"
     proc = subprocess.run(
         [sys.executable, "-X", "importtime", "-c", code],
         capture_output=True,

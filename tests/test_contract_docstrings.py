@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from aalis_core.capability import Capability
+from aalis_core._capability import Capability
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -2,7 +2,7 @@
 
 Two drawings, both kept true here:
 
-* each package with an errors module (``aalis_core.errors``, ``aalis_api_*.errors``) draws
+* each package with an errors module (``aalis_core._errors``, ``aalis_api_*.errors``) draws
   in its docstring the tree of **its own** classes: every public exception class defined in
   that package, under its real parent and with its built-in bases, and no other package's
   class;
@@ -25,7 +25,7 @@ from pathlib import Path
 import attrs
 import pytest
 
-from aalis_core.errors import AalisError
+from aalis_core._errors import AalisError
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = ROOT / "docs" / "reference" / "errors.md"

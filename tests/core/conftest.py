@@ -17,9 +17,9 @@ from typing import Any
 import pytest
 import structlog
 
-import aalis_core.logging as aalis_logging
+import aalis_core._logging as aalis_logging
 from aalis_core import Host, hookspec
-from aalis_core.plugin import Plugin
+from aalis_core._plugin import Plugin
 
 
 @pytest.fixture(autouse=True)

@@ -14,12 +14,12 @@ import pytest
 from click.testing import CliRunner
 
 from aalis_core import Host
-from aalis_core.cli import AalisGroup, cli, load_plugin_commands, main
+from aalis_core._cli import AalisGroup, cli, load_plugin_commands, main
 
 CMD_PLUGIN = """
 import click
 from aalis_core import Capability, Plugin, hookimpl
-from aalis_core.cli import open_host, run_async
+from aalis_core._cli import open_host, run_async
 
 thing = Capability("t-thing", object)
 STARTED = []

@@ -20,7 +20,7 @@ import pytest
 from click.testing import CliRunner
 
 from aalis_core import ConfigError, Host
-from aalis_core.cli import cli, render_template
+from aalis_core._cli import cli, render_template
 
 pytestmark = pytest.mark.timeout(120)
 

@@ -17,12 +17,12 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from aalis_core.cli import AalisGroup, cli, load_plugin_commands
+from aalis_core._cli import AalisGroup, cli, load_plugin_commands
 
 PLUGINS = """
 import click
 from aalis_core import Plugin, hookimpl
-from aalis_core.cli import open_host, run_async
+from aalis_core._cli import open_host, run_async
 
 MADE = []
 
@@ -141,7 +141,7 @@ HEAVY = (
 _PROBE = """
 import json, sys
 sys.argv = ["aalis", *sys.argv[1:]]
-from aalis_core.cli import main
+from aalis_core._cli import main
 try:
     main()
 except SystemExit as exc:

@@ -10,7 +10,7 @@ import attrs
 import pytest
 
 from aalis_core import Capability, ConfigError, Host, Plugin
-from aalis_core.config import load_config, parse_config, structure
+from aalis_core._config import load_config, parse_config, structure
 
 store = Capability("store", object)
 
@@ -394,7 +394,7 @@ def test_malformed_declarations_fail_that_plugin(make_host: Any) -> None:
 def test_host_table_goes_through_the_plugin_tables_converter() -> None:
     """``[host]`` is structured by ``structure``, the converter of plugin tables: the same
     wrong value gets the same message in either place (docs/host/configuration-internals.md)."""
-    from aalis_core.config import HostSettings
+    from aalis_core._config import HostSettings
 
     table = {"hook_timeout": "soon", "log_level": "loud", "colour": True}
     with pytest.raises(ConfigError) as from_file:

@@ -6,7 +6,7 @@ import inspect
 from typing import Any
 
 from aalis_core import Capability, Host, HostServices, Plugin
-from aalis_core.hook_runner import HookRunner
+from aalis_core._hook_runner import HookRunner
 
 SERVICES = {
     "capability",

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from aalis_core import Host, Plugin
-from aalis_core.discovery import discover_plugins
+from aalis_core._discovery import discover_plugins
 from aalis_core.testing import capture_logs
 
 GOOD = """

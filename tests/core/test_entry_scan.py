@@ -9,7 +9,7 @@ from typing import Any
 
 import importlib_metadata
 
-from aalis_core.entry_scan import scan
+from aalis_core._entry_scan import scan
 
 GROUPS = ("aalis.plugins", "aalis.hookspecs")
 

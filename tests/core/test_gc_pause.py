@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from aalis_core.gc_pause import gc_paused
+from aalis_core._gc_pause import gc_paused
 
 
 @pytest.fixture(autouse=True)

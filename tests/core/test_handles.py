@@ -7,7 +7,7 @@ from typing import Any, ClassVar
 import pytest
 
 from aalis_core import Capability, CapabilityAbsent, Plugin
-from aalis_core.handles import unwrap
+from aalis_core._handles import unwrap
 
 store = Capability("store", object)
 

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from aalis_core import ConfigError, Host, Plugin, get_logger, redact
-from aalis_core.logging import configure_logging
+from aalis_core._logging import configure_logging
 from aalis_core.testing import capture_logs
 
 

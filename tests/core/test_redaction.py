@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from aalis_core.redaction import is_secret_key, redact, redact_uri, uri_secrets
+from aalis_core._redaction import is_secret_key, redact, redact_uri, uri_secrets
 
 SECRET = "S3cr3t-v4lue"
 

@@ -54,7 +54,7 @@ def test_every_key_of_host_and_installed_plugins_is_documented() -> None:
     """Introspect the same classes independently and find each key in its table."""
     import importlib_metadata
 
-    from aalis_core.config import HostSettings
+    from aalis_core._config import HostSettings
 
     text = REFERENCE.read_text(encoding="utf-8")
 

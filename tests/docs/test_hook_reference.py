@@ -1,7 +1,7 @@
 """Every hookspec has its section on docs/reference/hooks.md, and the page documents no other.
 
 The way datasette ties its plugin hooks to their documentation: the hookspecs are found where
-the host finds them (``aalis_core.hookspecs`` and every module a ``pyproject.toml`` of the
+the host finds them (``aalis_core._hookspecs`` and every module a ``pyproject.toml`` of the
 repository publishes under ``aalis.hookspecs``, installed or not), the sections are the
 page's ``### `name(args)``` headings under ``## Declared by `package```, and the two must
 agree on the names, the arguments and the declaring package.
@@ -17,8 +17,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from aalis_core.discovery import HOOKSPECS_GROUP
-from aalis_core.markers import PROJECT_NAME
+from aalis_core._discovery import HOOKSPECS_GROUP
+from aalis_core._markers import PROJECT_NAME
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = ROOT / "docs" / "reference" / "hooks.md"

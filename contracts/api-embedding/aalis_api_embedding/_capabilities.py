@@ -8,7 +8,7 @@ A consumer declares ``uses = {"embedding": embedding}`` and calls
 from __future__ import annotations
 
 from aalis_api_embedding._embedder import Embedder
-from aalis_core.capability import Capability
+from aalis_core import Capability
 
 embedding: Capability[Embedder] = Capability("embedding", Embedder)
 

@@ -6,7 +6,7 @@ local model, a hashing function or an HTTP endpoint sits behind it. Messages nev
 credentials: providers build them from status codes and the server's error text, never from
 request headers.
 
-The tree of this package's classes (under ``aalis_core.errors.AalisError``; the tree across
+The tree of this package's classes (under ``aalis_core._errors.AalisError``; the tree across
 every package is docs/reference/errors.md)::
 
     EmbeddingError
@@ -20,7 +20,7 @@ every package is docs/reference/errors.md)::
 
 from __future__ import annotations
 
-from aalis_core.errors import AalisError
+from aalis_core import AalisError
 
 
 class EmbeddingError(AalisError):

@@ -7,7 +7,7 @@ provider answers is the host's binding (``[consumers.<consumer>] llm = "llm-open
 from __future__ import annotations
 
 from aalis_api_llm._model import ChatModel
-from aalis_core.capability import Capability
+from aalis_core import Capability
 
 llm: Capability[ChatModel] = Capability("llm", ChatModel)
 

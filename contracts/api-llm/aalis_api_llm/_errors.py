@@ -5,7 +5,7 @@ report a configuration problem) without knowing which HTTP library or server sit
 model. Messages never carry credentials: providers build them from status codes and the
 server's error text, never from request headers.
 
-The tree of this package's classes (under ``aalis_core.errors.AalisError``; the tree across
+The tree of this package's classes (under ``aalis_core._errors.AalisError``; the tree across
 every package is docs/reference/errors.md)::
 
     LLMError
@@ -19,7 +19,7 @@ every package is docs/reference/errors.md)::
 
 from __future__ import annotations
 
-from aalis_core.errors import AalisError
+from aalis_core import AalisError
 
 
 class LLMError(AalisError):

@@ -13,7 +13,7 @@ from aalis_api_llm import (
 )
 from aalis_schema_message import Message
 
-from aalis_core.capability import Capability
+from aalis_core._capability import Capability
 
 
 class EchoModel:

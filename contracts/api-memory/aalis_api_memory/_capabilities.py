@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from aalis_api_memory._compression import CompressionService
 from aalis_api_memory._service import MemoryService
-from aalis_core.capability import Capability
+from aalis_core import Capability
 
 
 def _hold_adapter(instance: object) -> MemoryService:

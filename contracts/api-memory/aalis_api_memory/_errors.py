@@ -1,4 +1,4 @@
-"""The memory layer's errors: one base under ``aalis_core.errors.AalisError``.
+"""The memory layer's errors: one base under ``aalis_core._errors.AalisError``.
 
 A consumer can catch ``AalisMemoryError`` for "memory refused or could not do this", or
 ``BackendError`` for "the storage behind it failed", without knowing which backend runs.
@@ -27,7 +27,7 @@ these; the tree across every package is docs/reference/errors.md::
 
 from __future__ import annotations
 
-from aalis_core.errors import AalisError
+from aalis_core import AalisError
 
 
 class AalisMemoryError(AalisError):

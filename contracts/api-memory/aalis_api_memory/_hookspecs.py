@@ -25,7 +25,7 @@ from aalis_schema_message import Message
 
 from aalis_api_memory._clearing import ClearRequest, ClearType
 from aalis_api_memory._forgetting import ForgetRequest
-from aalis_core.markers import hookspec
+from aalis_core import hookspec
 
 CompressingStatus = Literal["start", "done", "error"]
 

@@ -19,11 +19,7 @@ from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 from aalis_api_memory._capabilities import memory
 from aalis_api_memory._clearing import CONTEXT_CLEAR_TYPE, ClearType
-from aalis_core.capability import Capability
-from aalis_core.context import PluginContext
-from aalis_core.markers import hookimpl
-from aalis_core.plugin import Plugin, PluginDisabled
-from aalis_core.redaction import UriRedactor
+from aalis_core import Capability, Plugin, PluginContext, PluginDisabled, UriRedactor, hookimpl
 
 StoreT = TypeVar("StoreT")
 

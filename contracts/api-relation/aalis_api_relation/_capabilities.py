@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from aalis_api_relation._service import RelationService
-from aalis_core.capability import Capability
+from aalis_core import Capability
 
 relation: Capability[RelationService] = Capability("relation", RelationService)
 

@@ -2,7 +2,7 @@
 
 One base, so a consumer (the chat, ``aalis facts``, ``aalis serve``) can tell "the fact layer
 refused or cannot do this" from a programming error. The tree of this package's classes
-(under ``aalis_core.errors.AalisError``; the tree across every package is
+(under ``aalis_core._errors.AalisError``; the tree across every package is
 docs/reference/errors.md)::
 
     RelationError
@@ -12,7 +12,7 @@ docs/reference/errors.md)::
 
 from __future__ import annotations
 
-from aalis_core.errors import AalisError
+from aalis_core import AalisError
 
 
 class RelationError(AalisError):

@@ -2,7 +2,7 @@
 
 One base for every store, so a consumer (the recall of memory-vector) can tell "the store
 cannot do this" from a programming error. The tree of this package's own classes (under
-``aalis_core.errors.AalisError``; stores subclass them, and the tree across every package is
+``aalis_core._errors.AalisError``; stores subclass them, and the tree across every package is
 docs/reference/errors.md)::
 
     VectorStoreError
@@ -13,7 +13,7 @@ docs/reference/errors.md)::
 
 from __future__ import annotations
 
-from aalis_core.errors import AalisError
+from aalis_core import AalisError
 
 
 class VectorStoreError(AalisError):

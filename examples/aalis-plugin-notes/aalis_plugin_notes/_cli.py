@@ -13,7 +13,7 @@ from typing import Protocol, runtime_checkable
 
 import click
 
-from aalis_core.cli import open_host, run_async
+from aalis_core import open_host, run_async
 from aalis_plugin_notes._notes import Note, Notes
 
 

@@ -29,8 +29,7 @@ from aalis_api_memory import (
     memory,
 )
 
-from aalis_core import Plugin, PluginContext, hookimpl
-from aalis_core.capability import CapabilityAbsent
+from aalis_core import CapabilityAbsent, Plugin, PluginContext, hookimpl
 from aalis_plugin_notes._notes import NAMESPACE, Notes
 
 CLEAR_TYPE = "notes"

@@ -31,7 +31,7 @@ from langchain_core.messages import BaseMessage, SystemMessage
 from aalis_langchain._convert import AALIS_KEY, from_aalis, to_aalis
 
 if TYPE_CHECKING:
-    from aalis_core.handles import Handle
+    from aalis_core import Handle
 
 T = TypeVar("T")
 

@@ -33,7 +33,7 @@ from pydantic import PrivateAttr
 from aalis_llamaindex._convert import from_aalis, to_aalis
 
 if TYPE_CHECKING:
-    from aalis_core.handles import Handle
+    from aalis_core import Handle
 
 T = TypeVar("T")
 

@@ -48,7 +48,7 @@ if TYPE_CHECKING:
     from agents.items import TResponseInputItem
     from agents.memory import SessionSettings
 
-    from aalis_core.handles import Handle
+    from aalis_core import Handle
 
 T = TypeVar("T")
 

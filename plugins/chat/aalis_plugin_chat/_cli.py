@@ -10,8 +10,7 @@ from typing import Any
 import click
 from aalis_api_memory import memory
 
-from aalis_core.cli import open_host, run_async
-from aalis_core.host import Host
+from aalis_core import Host, open_host, run_async
 from aalis_plugin_chat._session import ChatSession, Reply
 
 PROMPT = "you> "

@@ -6,7 +6,7 @@ from typing import Any
 
 import attrs
 
-from aalis_core.config.validators import positive_int, positive_seconds
+from aalis_core import positive_int, positive_seconds
 
 DEFAULT_SYSTEM_PROMPT = "You are a helpful assistant. Answer briefly and accurately."
 

@@ -13,13 +13,12 @@ from aalis_api_llm import llm
 from aalis_api_memory import compression, memory
 from aalis_api_vectorstore import recall
 
-from aalis_core.markers import hookimpl
-from aalis_core.plugin import Plugin
+from aalis_core import Plugin, hookimpl
 from aalis_plugin_chat._config import ChatConfig
 from aalis_plugin_chat._session import ChatSession
 
 if TYPE_CHECKING:
-    from aalis_core.context import PluginContext
+    from aalis_core import PluginContext
 
 
 class Chat(Plugin):

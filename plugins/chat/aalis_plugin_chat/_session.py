@@ -30,8 +30,7 @@ from aalis_api_llm import ChatModel
 from aalis_api_memory import COMPRESSION_ABSENT, CompressionError, Person, UnknownClearType
 from aalis_schema_message import Message
 
-from aalis_core.capability import CapabilityAbsent
-from aalis_core.host_services import HostServices
+from aalis_core import CapabilityAbsent, HostServices
 from aalis_plugin_chat._config import ChatConfig
 from aalis_plugin_chat._login import os_login
 from aalis_plugin_chat._standin import StandInModel

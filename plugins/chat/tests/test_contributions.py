@@ -16,8 +16,8 @@ from aalis_plugin_chat import Chat
 from aalis_schema_message import Message
 
 from aalis_core import Host
-from aalis_core.markers import hookimpl
-from aalis_core.plugin import Plugin
+from aalis_core._markers import hookimpl
+from aalis_core._plugin import Plugin
 
 inmemory = pytest.importorskip("aalis_plugin_memory_inmemory")
 

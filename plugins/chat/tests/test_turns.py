@@ -14,7 +14,7 @@ from aalis_plugin_chat._turns import EARLIER_NOTE, conversation_turns
 from aalis_schema_message import Message, ToolCall
 
 from aalis_core import Host
-from aalis_core.plugin import Plugin
+from aalis_core._plugin import Plugin
 
 inmemory = pytest.importorskip("aalis_plugin_memory_inmemory")
 

@@ -13,8 +13,7 @@ from typing import Any
 import attrs
 from aalis_api_embedding import DEFAULT_DIM, DEFAULT_NGRAMS, HashEmbedder, embedding
 
-from aalis_core.context import PluginContext
-from aalis_core.plugin import Plugin
+from aalis_core import Plugin, PluginContext
 
 PRIORITY = 0
 

@@ -7,7 +7,7 @@ from aalis_api_embedding import LEXICAL, Embedder, embedder_kind, embedding
 from aalis_api_embedding_conformance import EmbedderConformance
 from aalis_plugin_embedding_hash import EmbeddingHash, HashConfig
 
-from aalis_core.cli import format_plugins_table
+from aalis_core._cli import format_plugins_table
 from aalis_core.testing import running_host
 
 

@@ -19,8 +19,8 @@ from aalis_api_embedding import (
 from aalis_api_embedding_conformance import EmbedderConformance, cosine
 from aalis_plugin_embedding_local import EmbeddingLocal, LocalConfig, LocalE5Embedder
 
-from aalis_core.context import PluginContext
-from aalis_core.plugin import Plugin
+from aalis_core._context import PluginContext
+from aalis_core._plugin import Plugin
 from aalis_core.testing import running_host
 
 

@@ -11,7 +11,7 @@ from typing import Any
 
 from aalis_api_memory import memory
 from aalis_plugin_mcp import Mcp
-from aalis_plugin_mcp.server import PROTECTED_NAMESPACES, is_protected_namespace
+from aalis_plugin_mcp._server import PROTECTED_NAMESPACES, is_protected_namespace
 from aalis_schema_message import Message
 from mcp import Client
 

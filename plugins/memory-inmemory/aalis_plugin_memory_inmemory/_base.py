@@ -88,7 +88,7 @@ class InMemoryBase(CompleteMemoryBackend):
 
     def _log(self) -> Any:
         if self._logger is None:
-            from aalis_core.logging import get_logger
+            from aalis_core import get_logger
 
             self._logger = get_logger("memory-inmemory")
         return self._logger

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from aalis_api_memory import MemoryProviderPlugin
 
-from aalis_core.context import PluginContext
+from aalis_core import PluginContext
 from aalis_plugin_memory_inmemory._config import InMemoryConfig
 from aalis_plugin_memory_inmemory._store import InMemoryMemory
 

@@ -11,7 +11,7 @@ from aalis_plugin_memory_inmemory import InMemoryMemory, MemoryInmemory
 from aalis_schema_message import Message
 
 from aalis_core import Plugin
-from aalis_core.handles import unwrap
+from aalis_core._handles import unwrap
 from aalis_core.testing import running_host
 
 

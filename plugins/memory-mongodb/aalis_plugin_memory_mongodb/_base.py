@@ -26,7 +26,7 @@ from pymongo import ASCENDING, DESCENDING, AsyncMongoClient, ReturnDocument
 from pymongo.asynchronous.collection import AsyncCollection
 from pymongo.errors import DuplicateKeyError
 
-from aalis_core.logging import get_logger
+from aalis_core import get_logger
 from aalis_plugin_memory_mongodb._codec import StoredDataError, document_message, escape_str
 from aalis_plugin_memory_mongodb._config import MongoConfig
 from aalis_plugin_memory_mongodb._locking import ReadWriteLock

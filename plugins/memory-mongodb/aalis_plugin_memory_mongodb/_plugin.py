@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from aalis_api_memory import ServerMemoryProviderPlugin
 
-from aalis_core.context import PluginContext
+from aalis_core import PluginContext
 from aalis_plugin_memory_mongodb._config import MongoConfig
 
 if TYPE_CHECKING:  # the store pulls in pymongo; imported in connect, when it is needed

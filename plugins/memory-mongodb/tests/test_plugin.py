@@ -153,7 +153,7 @@ def test_config_validation_and_repr():
 
 
 async def test_bad_config_table_fails_the_plugin_naming_the_key(tmp_path):
-    from aalis_core.config import ConfigError
+    from aalis_core._config import ConfigError
 
     table = {"uri": f"http://eve:{PASSWORD}@h/", "range_query_limit": 0, "colour": "blue"}
     async with running_host(

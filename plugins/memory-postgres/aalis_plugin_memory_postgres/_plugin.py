@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from aalis_api_memory import ServerMemoryProviderPlugin
 
-from aalis_core.context import PluginContext
+from aalis_core import PluginContext
 from aalis_plugin_memory_postgres._config import PostgresConfig
 
 if TYPE_CHECKING:  # the store pulls in psycopg; imported in connect, when it is needed

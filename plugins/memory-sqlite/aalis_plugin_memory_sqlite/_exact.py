@@ -31,7 +31,7 @@ from aalis_api_memory import (
 )
 from aalis_schema_message import Message
 
-from aalis_core.gc_pause import gc_paused
+from aalis_core import gc_paused
 from aalis_plugin_memory_sqlite._base import SqliteBase
 from aalis_plugin_memory_sqlite._codec import Row, decode_messages_indexed, message_columns
 from aalis_plugin_memory_sqlite._engine import id_conflict, is_id_conflict
@@ -76,7 +76,7 @@ def history_snapshot(
         report(base + index, error)
 
     # One long-lived message object per row: without the pause, a long session triggers
-    # full collections of the whole process while it is read (aalis_core.gc_pause).
+    # full collections of the whole process while it is read (aalis_core._gc_pause).
     with gc_paused():
         while rows := cursor.fetchmany(SNAPSHOT_CHUNK):
             decoded = decode_messages_indexed([row[1] for row in rows], report_at)

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from aalis_api_memory import BackendUnavailable, MemoryProviderPlugin
 
-from aalis_core.context import PluginContext
+from aalis_core import PluginContext
 from aalis_plugin_memory_sqlite._config import SqliteConfig
 
 if TYPE_CHECKING:

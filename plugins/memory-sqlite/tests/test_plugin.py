@@ -14,9 +14,9 @@ from aalis_plugin_memory_sqlite import SqliteConfig, SqliteMemory, StoreClosed
 from aalis_plugin_memory_sqlite._plugin import PRIORITY, MemorySqlite
 from aalis_schema_message import Message
 
-from aalis_core.config import ConfigError
-from aalis_core.context import PluginContext
-from aalis_core.plugin import Plugin
+from aalis_core._config import ConfigError
+from aalis_core._context import PluginContext
+from aalis_core._plugin import Plugin
 from aalis_core.testing import make_test_host, running_host
 
 

@@ -17,7 +17,7 @@ from aalis_api_llm import ChatModel
 from aalis_api_memory import CompressionError, SummaryRecord
 from aalis_schema_message import Message, now_ms
 
-from aalis_core.capability import CapabilityAbsent
+from aalis_core import CapabilityAbsent
 from aalis_plugin_memory_summary._check import SummaryRejected
 from aalis_plugin_memory_summary._config import MemorySummaryConfig
 from aalis_plugin_memory_summary._error_text import error_text
@@ -37,7 +37,7 @@ from aalis_plugin_memory_summary._summarisers import (
 )
 
 if TYPE_CHECKING:
-    from aalis_core.handles import Handle
+    from aalis_core import Handle
 
 
 @attrs.frozen

@@ -6,7 +6,7 @@ import click
 from aalis_api_memory import COMPRESSION_ABSENT, compression
 from aalis_memory_tools import SESSION
 
-from aalis_core.cli import open_host, run_async
+from aalis_core import open_host, run_async
 
 
 async def compress_session(session_id: str) -> str:

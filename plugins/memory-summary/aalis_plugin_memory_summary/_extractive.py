@@ -52,7 +52,7 @@ from collections.abc import Iterable, Sequence
 import attrs
 from aalis_agent import estimate_text_tokens
 
-from aalis_core.gc_pause import gc_paused
+from aalis_core import gc_paused
 
 EXTRACTIVE_ID = "extractive"
 HEADER = (
@@ -549,7 +549,7 @@ def select(sentences: Sequence[_Sentence], budget: int) -> list[_Sentence]:
 def summarise(previous: str | None, items: Sequence[tuple[str, str]]) -> str:
     """An extractive summary of ``items`` (role, text) merged with ``previous``."""
     # A long span makes tens of thousands of sentence objects that live until the end:
-    # without the pause they trigger full collections of the whole process (aalis_core.gc_pause).
+    # without the pause they trigger full collections of the whole process (aalis_core._gc_pause).
     with gc_paused():
         sentences, budget = _sentences(previous, items)
         if not sentences:

@@ -19,8 +19,7 @@ from aalis_api_memory import (
 )
 from aalis_schema_message import Message
 
-from aalis_core.markers import hookimpl
-from aalis_core.plugin import Plugin
+from aalis_core import Plugin, hookimpl
 from aalis_plugin_memory_summary._commit import Step, no_step
 from aalis_plugin_memory_summary._config import MemorySummaryConfig
 from aalis_plugin_memory_summary._forgetting import forget_in_summaries
@@ -28,7 +27,7 @@ from aalis_plugin_memory_summary._handlers import SUMMARY_CLEAR_TYPE_ID, on_clea
 from aalis_plugin_memory_summary._service import SummaryCompression
 
 if TYPE_CHECKING:
-    from aalis_core.context import PluginContext
+    from aalis_core import PluginContext
 
 
 class MemorySummary(Plugin):

@@ -29,7 +29,7 @@ from aalis_api_memory import (
 )
 from aalis_schema_message import Message
 
-from aalis_core.capability import CapabilityAbsent
+from aalis_core import CapabilityAbsent
 from aalis_plugin_memory_summary._algorithm import choose_span, draft, shrunk, summariser_for
 from aalis_plugin_memory_summary._backoff import Backoff
 from aalis_plugin_memory_summary._commit import CommitPlan, Committer, Step, no_step
@@ -51,7 +51,7 @@ from aalis_plugin_memory_summary._records import (
 )
 
 if TYPE_CHECKING:
-    from aalis_core.handles import Handle
+    from aalis_core import Handle
 
 #: Failures that make automatic compression of the session wait (busy, a clear or a change
 #: of the history say nothing about the summariser's health).

@@ -30,8 +30,8 @@ from aalis_plugin_memory_summary import MemorySummary
 from aalis_schema_message import Message
 from aalis_test_support.backends import BACKENDS, drop_server_data, plugin_class
 
-from aalis_core.markers import hookimpl
-from aalis_core.plugin import Plugin
+from aalis_core._markers import hookimpl
+from aalis_core._plugin import Plugin
 
 DEFAULT_REPLY = '{"summary": "a summary", "keep": []}'
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from aalis_core.cli import cli
+from aalis_core._cli import cli
 
 pytest.importorskip("aalis_plugin_memory_sqlite")
 

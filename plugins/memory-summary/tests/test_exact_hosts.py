@@ -32,8 +32,8 @@ from aalis_schema_message import Message
 from aalis_test_support.backends import drop_server_data
 
 from aalis_core import Host
-from aalis_core.markers import hookimpl
-from aalis_core.plugin import Plugin
+from aalis_core._markers import hookimpl
+from aalis_core._plugin import Plugin
 
 BACKENDS = ("memory-sqlite", "memory-mongodb", "memory-postgres")
 SID = "shared"

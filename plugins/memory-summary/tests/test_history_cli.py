@@ -13,7 +13,7 @@ from aalis_schema_message import Message
 from click.testing import CliRunner
 
 from aalis_core import Host
-from aalis_core.cli import cli
+from aalis_core._cli import cli
 
 pytest.importorskip("aalis_plugin_memory_sqlite")
 

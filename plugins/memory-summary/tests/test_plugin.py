@@ -14,8 +14,8 @@ from aalis_plugin_memory_summary._records import SUMMARY_NAMESPACE
 from aalis_schema_message import Message
 
 from aalis_core import Host
-from aalis_core.handles import unwrap
-from aalis_core.plugin import Plugin
+from aalis_core._handles import unwrap
+from aalis_core._plugin import Plugin
 
 inmemory = pytest.importorskip("aalis_plugin_memory_inmemory")
 InMemoryMemory = inmemory.InMemoryMemory

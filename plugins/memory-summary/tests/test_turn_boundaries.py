@@ -19,7 +19,7 @@ from aalis_plugin_memory_summary import MemorySummary
 from aalis_schema_message import Message
 
 from aalis_core import Host
-from aalis_core.plugin import Plugin
+from aalis_core._plugin import Plugin
 
 chat_plugin = pytest.importorskip("aalis_plugin_chat")
 inmemory = pytest.importorskip("aalis_plugin_memory_inmemory")

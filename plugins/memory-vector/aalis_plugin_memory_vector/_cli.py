@@ -7,7 +7,7 @@ from typing import Any
 import click
 from aalis_api_embedding import embedder_kind
 
-from aalis_core.cli import open_host, run_async
+from aalis_core import open_host, run_async
 from aalis_plugin_memory_vector._indexer import BACKFILL_AT_START
 from aalis_plugin_memory_vector._overrides import override_lines
 from aalis_plugin_memory_vector._scope import MODES, OVERRIDES_NAMESPACE, as_mode

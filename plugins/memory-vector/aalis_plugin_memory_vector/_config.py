@@ -7,7 +7,7 @@ from typing import Any
 
 import attrs
 
-from aalis_core.config.validators import positive_int
+from aalis_core import positive_int
 
 
 def _count(inst: object, attribute: attrs.Attribute[Any], value: object) -> None:

@@ -30,7 +30,7 @@ from aalis_api_memory import Delete, MemoryService, Put
 from aalis_schema_message import new_message_id
 
 if TYPE_CHECKING:
-    from aalis_core.handles import Handle
+    from aalis_core import Handle
 
 #: Metadata namespace of the recorded gaps and marks: key = a fresh id (older versions
 #: used the session id), data = ``{"session_id", "from_ts", "to_ts", "reason", "whole"}``.

@@ -34,7 +34,7 @@ from aalis_plugin_memory_vector._text import clip, indexable, key_of, metadata_s
 from aalis_plugin_memory_vector._verify import StoreView, Wanted
 
 if TYPE_CHECKING:
-    from aalis_core.handles import Handle
+    from aalis_core import Handle
 
 Key = str  # the key of a vector: the message id (see ``key_of``)
 

@@ -37,7 +37,7 @@ from aalis_schema_message import new_message_id, now_ms
 from aalis_plugin_memory_vector._gaps import GapBook
 
 if TYPE_CHECKING:
-    from aalis_core.handles import Handle
+    from aalis_core import Handle
 
 #: Metadata namespace of the process marks: key = a fresh id per process.
 PROCESSES_NAMESPACE = "memory-vector.processes"

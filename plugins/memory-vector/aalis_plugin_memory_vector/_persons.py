@@ -35,7 +35,7 @@ from aalis_schema_message import Message
 from aalis_plugin_memory_vector._text import metadata_str
 
 if TYPE_CHECKING:
-    from aalis_core.handles import Handle
+    from aalis_core import Handle
 
 #: Metadata namespace of the registry: key = session id, data = ``People.to_json()``.
 PERSONS_NAMESPACE = "memory-vector.persons"

@@ -24,8 +24,7 @@ from aalis_api_memory import (
 from aalis_api_vectorstore import RecallHit, recall, vectorstore
 from aalis_schema_message import Message, new_message_id
 
-from aalis_core.markers import hookimpl
-from aalis_core.plugin import Plugin
+from aalis_core import Plugin, hookimpl
 from aalis_plugin_memory_vector._config import MemoryVectorConfig
 from aalis_plugin_memory_vector._forgetting import forget_vectors
 from aalis_plugin_memory_vector._indexer import Indexer, IndexOutcome
@@ -35,7 +34,7 @@ from aalis_plugin_memory_vector._recall import VectorRecall
 from aalis_plugin_memory_vector._text import key_of
 
 if TYPE_CHECKING:
-    from aalis_core.context import PluginContext
+    from aalis_core import PluginContext
 
 VECTOR_CLEAR_TYPE = "vector"
 

@@ -22,7 +22,7 @@ from aalis_plugin_memory_vector._config import MemoryVectorConfig
 from aalis_plugin_memory_vector._indexer import Indexer
 
 if TYPE_CHECKING:
-    from aalis_core.handles import Handle
+    from aalis_core import Handle
 from aalis_plugin_memory_vector._persons import People, PersonRegistry
 from aalis_plugin_memory_vector._scope import (
     OVERRIDES_NAMESPACE,

@@ -24,7 +24,7 @@ from aalis_schema_message import Message
 from aalis_plugin_memory_vector._text import is_key_of
 
 if TYPE_CHECKING:
-    from aalis_core.handles import Handle
+    from aalis_core import Handle
 
 
 @attrs.frozen

@@ -311,7 +311,7 @@ def stored_texts(data: Path) -> set[str]:
 #: does ``rounds`` rounds, then prints what it did.
 DRIVER = """
 import asyncio, json, random, sys
-from aalis_core.cli import open_host
+from aalis_core._cli import open_host
 from aalis_api_memory import memory, run_clear
 from aalis_agent._saving import save_conversation
 from aalis_schema_message import Message
@@ -402,7 +402,7 @@ def assert_nothing_erased_is_recalled(data: Path, *, cli: Any = None) -> dict[st
 #: test client), from every session's point of view.
 RECALL = """
 import asyncio, json, sys
-from aalis_core.cli import open_host
+from aalis_core._cli import open_host
 from aalis_api_memory import memory
 from aalis_api_vectorstore import recall
 

@@ -35,8 +35,7 @@ from typing import Any
 
 import httpx
 
-from aalis_core.errors import AalisError
-from aalis_core.redaction import MASK, redact, uri_secrets
+from aalis_core import MASK, AalisError, redact, uri_secrets
 from aalis_plugin_openai._config import RetryPolicy
 
 #: Statuses that mean "try again later".

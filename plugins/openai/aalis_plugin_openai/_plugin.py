@@ -18,11 +18,11 @@ from typing import TYPE_CHECKING, ClassVar
 from aalis_api_embedding import embedding
 from aalis_api_llm import llm
 
-from aalis_core.plugin import Plugin, PluginDisabled
+from aalis_core import Plugin, PluginDisabled
 from aalis_plugin_openai._config import EmbeddingOpenaiConfig, LlmOpenaiConfig
 
 if TYPE_CHECKING:
-    from aalis_core.context import PluginContext
+    from aalis_core import PluginContext
     from aalis_plugin_openai._embedding import OpenAIEmbedder
     from aalis_plugin_openai._llm import OpenAIChatModel
 

@@ -5,7 +5,6 @@ and start the plugin (``aalis plugins``, every ``aalis`` command), and Starlette
 server is only needed by ``aalis serve`` (``create_app``).
 """
 
-
 # Every public name is re-exported lazily: importing the package costs nothing until a
 # name is used, and no implementation module imports another through this one at load.
 TYPE_CHECKING = False

@@ -36,8 +36,7 @@ from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Re
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from aalis_core import CapabilityAbsent
-from aalis_core.errors import AalisError
+from aalis_core import AalisError, CapabilityAbsent
 from aalis_plugin_serve._broker import EventBroker
 from aalis_plugin_serve._config import ServeConfig
 from aalis_plugin_serve._confirm import (

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from aalis_core.cli import open_host, run_async
+from aalis_core import open_host, run_async
 from aalis_plugin_serve._config import ServeConfig, is_loopback
 
 if TYPE_CHECKING:

@@ -18,7 +18,7 @@ from typing import Any
 from aalis_api_memory import MemoryService
 from aalis_schema_message import Message
 
-from aalis_core.errors import AalisError
+from aalis_core import AalisError
 
 #: The body key a destructive request must set to ``true``.
 CONFIRM_KEY = "confirm"

@@ -17,7 +17,7 @@ from aalis_agent import forget_person
 from aalis_api_memory import ForgetResult, Person
 from aalis_schema_message import Message
 
-from aalis_core.host_services import HostServices
+from aalis_core import HostServices
 
 
 def persons_of(messages: Iterable[Message]) -> list[dict[str, Any]]:

@@ -12,13 +12,12 @@ from aalis_api_memory import compression, memory
 from aalis_api_relation import relation
 from aalis_api_vectorstore import recall
 
-from aalis_core.markers import hookimpl
-from aalis_core.plugin import Plugin
+from aalis_core import Plugin, hookimpl
 from aalis_plugin_serve._broker import EventBroker
 from aalis_plugin_serve._config import ServeConfig
 
 if TYPE_CHECKING:
-    from aalis_core.context import PluginContext
+    from aalis_core import PluginContext
 
 
 class Serve(Plugin):

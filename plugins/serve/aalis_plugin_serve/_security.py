@@ -23,7 +23,7 @@ from typing import Any
 
 from starlette.requests import Request
 
-from aalis_core.errors import AalisError
+from aalis_core import AalisError
 from aalis_plugin_serve._config import is_loopback
 
 COOKIE = "aalis_token"

@@ -19,7 +19,7 @@ import uvicorn
 from aalis_api_memory import memory
 from aalis_schema_message import Message
 
-from aalis_core.host import Host
+from aalis_core import Host
 from aalis_plugin_serve._app import ServeState, create_app
 from aalis_plugin_serve._cli import bind
 from aalis_plugin_serve._config import ServeConfig

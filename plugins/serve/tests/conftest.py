@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from aalis_plugin_serve.testing import Served, host_config, running
 
-from aalis_core.host import Host
+from aalis_core._host import Host
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ from aalis_plugin_serve import ServeConfig
 from aalis_plugin_serve._cli import plan_guard
 from aalis_plugin_serve.testing import Served, host_config, running
 
-from aalis_core.host import Host
+from aalis_core._host import Host
 
 
 def conversation(turns: int) -> list[tuple[str, str]]:

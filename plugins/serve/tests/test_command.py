@@ -11,7 +11,7 @@ from pathlib import Path
 
 import httpx
 
-AALIS = [sys.executable, "-c", "from aalis_core.cli import main; main()"]
+AALIS = [sys.executable, "-c", "from aalis_core._cli import main; main()"]
 
 
 def environment(tmp_path: Path) -> dict[str, str]:

@@ -14,7 +14,7 @@ from typing import Any
 import click
 from aalis_api_relation import Fact, PersonRef
 
-from aalis_core.cli import open_host, run_async
+from aalis_core import open_host, run_async
 
 #: Seconds a command waits for the facts of messages not read yet.
 SETTLE_S = 10.0

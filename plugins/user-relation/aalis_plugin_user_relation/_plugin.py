@@ -28,12 +28,11 @@ from aalis_api_memory import (
 from aalis_api_relation import PersonRef, relation
 from aalis_schema_message import Message
 
-from aalis_core.markers import hookimpl
-from aalis_core.plugin import Plugin
+from aalis_core import Plugin, hookimpl
 from aalis_plugin_user_relation._config import UserRelationConfig, extractor_of
 
 if TYPE_CHECKING:
-    from aalis_core.context import PluginContext
+    from aalis_core import PluginContext
     from aalis_plugin_user_relation._deriver import Deriver
     from aalis_plugin_user_relation._service import FactService
     from aalis_plugin_user_relation._store import FactStore

@@ -19,7 +19,7 @@ from aalis_api_memory import Delete, MemoryService, MetadataOp, Put
 from aalis_api_relation import Fact, PersonRef, RelationUnavailable
 
 if TYPE_CHECKING:
-    from aalis_core.handles import Handle
+    from aalis_core import Handle
 
 NAMESPACE = "user-relation"
 #: One entry per fact.

@@ -11,10 +11,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from aalis_api_vectorstore import vectorstore
 
-from aalis_core.capability import Capability
-from aalis_core.context import PluginContext
-from aalis_core.logging import redact
-from aalis_core.plugin import Plugin, PluginDisabled
+from aalis_core import Capability, Plugin, PluginContext, PluginDisabled, redact
 from aalis_plugin_vectorstore_pgvector._config import PgvectorConfig
 
 if TYPE_CHECKING:

@@ -45,7 +45,7 @@ from aalis_api_vectorstore import (
 from psycopg import AsyncConnection, sql
 from psycopg_pool import AsyncConnectionPool
 
-from aalis_core.logging import redact
+from aalis_core import redact
 from aalis_plugin_vectorstore_pgvector._codec import (
     check_text,
     escape,

@@ -1,6 +1,5 @@
 """Aalis vector store on SQLite: the embedded default ``vectorstore`` provider."""
 
-
 # Every public name is re-exported lazily: importing the package costs nothing until a
 # name is used, and no implementation module imports another through this one at load.
 TYPE_CHECKING = False
@@ -10,10 +9,14 @@ if TYPE_CHECKING:
     )
     from aalis_plugin_vectorstore_sqlite._plugin import (
         PRIORITY as PRIORITY,
+    )
+    from aalis_plugin_vectorstore_sqlite._plugin import (
         VectorstoreSqlite as VectorstoreSqlite,
     )
     from aalis_plugin_vectorstore_sqlite._store import (
         SqliteVectorStore as SqliteVectorStore,
+    )
+    from aalis_plugin_vectorstore_sqlite._store import (
         StoreClosed as StoreClosed,
     )
 

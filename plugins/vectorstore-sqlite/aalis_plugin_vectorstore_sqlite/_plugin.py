@@ -10,8 +10,7 @@ from typing import TYPE_CHECKING
 
 from aalis_api_vectorstore import vectorstore
 
-from aalis_core.context import PluginContext
-from aalis_core.plugin import Plugin
+from aalis_core import Plugin, PluginContext
 from aalis_plugin_vectorstore_sqlite._config import SqliteVectorConfig
 
 if TYPE_CHECKING:

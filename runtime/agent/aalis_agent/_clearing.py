@@ -29,13 +29,10 @@ from aalis_api_memory import (
     supports,
 )
 
-from aalis_core.containment import describe
-from aalis_core.host_services import HostServices
-from aalis_core.redaction import redact
+from aalis_core import HostServices, describe, redact
 
 if TYPE_CHECKING:
-    from aalis_core.capability import Capability
-    from aalis_core.handles import Handle
+    from aalis_core import Capability, Handle
 
     #: What ``run_clear`` takes as ``memory``: a handle on the capability, or a store.
     MemoryTarget = Handle[MemoryService] | MemoryService

@@ -29,9 +29,7 @@ from aalis_api_memory import (
 )
 
 from aalis_agent._clearing import _service, memory_capability
-from aalis_core.containment import describe
-from aalis_core.host_services import HostServices
-from aalis_core.redaction import redact
+from aalis_core import HostServices, describe, redact
 
 if TYPE_CHECKING:
     from aalis_agent._clearing import MemoryTarget

@@ -15,7 +15,7 @@ from collections.abc import Awaitable
 from aalis_api_memory import CompressionUsage
 
 from aalis_agent._prompt import PromptBlock, PromptRequest
-from aalis_core.markers import hookspec
+from aalis_core import hookspec
 
 
 @hookspec

@@ -21,8 +21,7 @@ from typing import Any
 import attrs
 from aalis_schema_message import Message
 
-from aalis_core.host_services import HostServices
-from aalis_core.logging import get_logger
+from aalis_core import HostServices, get_logger
 
 #: Seconds one contributor may take before its block is dropped for this turn.
 DEFAULT_CONTRIBUTION_TIMEOUT = 5.0

@@ -17,7 +17,7 @@ import attrs
 from aalis_api_memory import MemoryService
 from aalis_schema_message import Message, new_message_id, now_ms
 
-from aalis_core.host_services import HostServices
+from aalis_core import HostServices
 
 SAVED_EVENT = "memory_messages_saved"
 

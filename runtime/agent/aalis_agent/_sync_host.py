@@ -24,10 +24,7 @@ from aalis_schema_message import Message
 from aalis_agent._bridge import LoopBridge
 from aalis_agent._clearing import run_clear
 from aalis_agent._turn import TurnResult, TurnSettings, run_turn
-from aalis_core.capability import Capability
-from aalis_core.handles import Handle
-from aalis_core.host import Host
-from aalis_core.plugin import Plugin
+from aalis_core import Capability, Handle, Host, Plugin
 
 T = TypeVar("T")
 

@@ -38,13 +38,10 @@ from aalis_schema_message import Message
 from aalis_agent._saving import SESSION_CLOCK, SessionClock, announce_saved, stamped
 from aalis_agent._tokens import estimate_message_tokens, estimate_text_tokens
 from aalis_agent._turn_lease import hold_turn
-from aalis_core.capability import CapabilityAbsent
-from aalis_core.config.validators import positive_int, positive_seconds
-from aalis_core.host_services import HostServices
-from aalis_core.logging import get_logger
+from aalis_core import CapabilityAbsent, HostServices, get_logger, positive_int, positive_seconds
 
 if TYPE_CHECKING:
-    from aalis_core.handles import Handle
+    from aalis_core import Handle
 
     #: A compression handle or service, as a turn takes it (None: no compression).
     CompressionTarget = Handle[CompressionService] | CompressionService

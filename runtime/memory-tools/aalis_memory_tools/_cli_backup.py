@@ -26,7 +26,7 @@ from aalis_memory_tools._transfer import (
 
 
 async def backup_command_impl(output: Path, from_: str | None) -> tuple[str | None, Any]:
-    from aalis_core.cli import open_host
+    from aalis_core import open_host
 
     async with open_host() as host:
         handle = (
@@ -61,7 +61,7 @@ def backup_command(output: Path, from_: str | None) -> None:
     For SQLite the copy is one self-contained database file; restore it with the store
     stopped (docs/backends/sqlite.md, "Backups and restores").
     """
-    from aalis_core.cli import run_async
+    from aalis_core import run_async
 
     provider, result = run_async(backup_command_impl(output, from_))
     size = getattr(result, "bytes", None)

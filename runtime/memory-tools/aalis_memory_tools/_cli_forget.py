@@ -14,7 +14,7 @@ from aalis_api_memory import ForgetResult, Person, memory
 
 
 async def _forget(person: Person) -> list[ForgetResult]:
-    from aalis_core.cli import open_host
+    from aalis_core import open_host
 
     async with open_host() as host:
         # Without the store every other layer would say "done" while the words stay on
@@ -69,7 +69,7 @@ def forget_command(person: Person, yes: bool) -> None:
 
     Prints one line per layer with counts; exits with status 1 if any of them failed.
     """
-    from aalis_core.cli import run_async
+    from aalis_core import run_async
 
     if not yes:
         _confirm(person)

@@ -38,12 +38,11 @@ from aalis_api_memory import (
 )
 from aalis_schema_message import Message
 
-from aalis_core.markers import hookimpl
-from aalis_core.plugin import Plugin
+from aalis_core import Plugin, hookimpl
 from aalis_memory_tools._cli_params import SESSION
 
 if TYPE_CHECKING:
-    from aalis_core.host import Host
+    from aalis_core import Host
 
 
 class CommandError(AalisMemoryError, click.ClickException):
@@ -122,7 +121,7 @@ class _Limit(click.ParamType):  # type: ignore[type-arg]
 async def _history(
     session_id: str, full: bool, limit: float | None
 ) -> tuple[list[Message], SummaryRecord | None]:
-    from aalis_core.cli import open_host
+    from aalis_core import open_host
 
     async with open_host() as host:
         service = _service(host)
@@ -171,7 +170,7 @@ def _summary_lines(record: SummaryRecord) -> list[str]:
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON array of messages.")
 def history_command(session_id: str, full: bool, limit: float | None, as_json: bool) -> None:
     """Show the history of SESSION, oldest first, after the summary the model sees."""
-    from aalis_core.cli import run_async
+    from aalis_core import run_async
 
     messages, summary = run_async(_history(session_id, full, limit))
     if as_json:
@@ -191,7 +190,7 @@ def history_command(session_id: str, full: bool, limit: float | None, as_json: b
 
 
 async def _sessions() -> list[Any]:
-    from aalis_core.cli import open_host
+    from aalis_core import open_host
 
     async with open_host() as host:
         service = _service(host)
@@ -202,7 +201,7 @@ async def _sessions() -> list[Any]:
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON array.")
 def sessions_command(as_json: bool) -> None:
     """List every session, the most recently active first."""
-    from aalis_core.cli import run_async
+    from aalis_core import run_async
 
     infos = run_async(_sessions())
     if as_json:
@@ -233,7 +232,7 @@ def sessions_command(as_json: bool) -> None:
 
 
 async def _registered_types() -> list[ClearType]:
-    from aalis_core.cli import open_host
+    from aalis_core import open_host
 
     async with open_host() as host:
         return clear_types(host)
@@ -252,7 +251,7 @@ class _ClearCommand(click.Command):
         try:
             types = asyncio.run(_registered_types())
         except Exception as exc:
-            from aalis_core.cli import format_error
+            from aalis_core import format_error
 
             lines = [("", f"(could not list them: {format_error(exc)})")]
         else:
@@ -265,7 +264,7 @@ class _ClearCommand(click.Command):
 
 
 async def _clear(session_id: str | None, types: Sequence[str] | None) -> list[ClearResult]:
-    from aalis_core.cli import open_host
+    from aalis_core import open_host
 
     async with open_host() as host:
         # A clear without the store would report "cleared" for the other types while the
@@ -307,7 +306,7 @@ def clear_command(session_id: str | None, all_: bool, yes: bool, types: tuple[st
     history was asked for and is not cleared. --all asks first on a terminal; scripts pass
     --yes (without a terminal and without --yes it refuses).
     """
-    from aalis_core.cli import run_async
+    from aalis_core import run_async
 
     if (session_id is None) == (not all_):
         raise click.UsageError("give exactly one of --session SESSION or --all")
@@ -355,7 +354,7 @@ def metadata_group() -> None:
 
 
 async def _metadata_list(namespace: str | None) -> tuple[list[str], list[Any], list[str]]:
-    from aalis_core.cli import open_host
+    from aalis_core import open_host
 
     async with open_host() as host:
         service = _service(host)
@@ -376,7 +375,7 @@ async def _metadata_list(namespace: str | None) -> tuple[list[str], list[Any], l
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def metadata_list_command(namespace: str | None, as_json: bool) -> None:
     """List the entries of NAMESPACE, or the namespaces when none is given."""
-    from aalis_core.cli import run_async
+    from aalis_core import run_async
 
     namespaces, entries, unreadable = run_async(_metadata_list(namespace))
     if namespace is None:
@@ -401,7 +400,7 @@ def metadata_list_command(namespace: str | None, as_json: bool) -> None:
 
 
 async def _metadata_get(namespace: str, key: str) -> dict[str, Any] | None:
-    from aalis_core.cli import open_host
+    from aalis_core import open_host
 
     async with open_host() as host:
         data: dict[str, Any] | None = await _service(host).get_metadata(namespace, key)
@@ -413,7 +412,7 @@ async def _metadata_get(namespace: str, key: str) -> dict[str, Any] | None:
 @click.argument("key")
 def metadata_get_command(namespace: str, key: str) -> None:
     """Print the data of NAMESPACE/KEY as JSON."""
-    from aalis_core.cli import run_async
+    from aalis_core import run_async
 
     data = run_async(_metadata_get(namespace, key))
     if data is None:
@@ -423,7 +422,7 @@ def metadata_get_command(namespace: str, key: str) -> None:
 
 async def _metadata_delete(namespace: str, key: str) -> bool | None:
     """Delete; True if it existed, False if not, None when the backend cannot tell."""
-    from aalis_core.cli import open_host
+    from aalis_core import open_host
 
     async with open_host() as host:
         service = _service(host)
@@ -439,7 +438,7 @@ async def _metadata_delete(namespace: str, key: str) -> bool | None:
 @click.argument("key")
 def metadata_delete_command(namespace: str, key: str) -> None:
     """Delete NAMESPACE/KEY (unreadable entries too); a missing key is not an error."""
-    from aalis_core.cli import run_async
+    from aalis_core import run_async
 
     existed = run_async(_metadata_delete(namespace, key))
     if existed is False:
@@ -452,7 +451,7 @@ def metadata_delete_command(namespace: str, key: str) -> None:
 
 
 async def _undo(session_id: str) -> UndoOutcome:
-    from aalis_core.cli import open_host
+    from aalis_core import open_host
 
     async with open_host() as host:
         try:
@@ -469,7 +468,7 @@ def undo_command(session_id: str) -> None:
     Archived copies go too, and every plugin that derives data from the history (semantic
     recall, summaries) is told through the change events.
     """
-    from aalis_core.cli import run_async
+    from aalis_core import run_async
 
     outcome = run_async(_undo(session_id))
     click.echo(f"undone: {len(outcome.messages)} messages deleted from session {session_id!r}")

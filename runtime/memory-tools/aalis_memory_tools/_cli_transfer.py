@@ -49,7 +49,7 @@ DEFAULT_OVERSIZE_REPORT = "aalis-migrate-oversize.jsonl"
 async def export_command_impl(
     session_id: str | None, output: Path | None, from_: str | None = None
 ) -> ExportReport:
-    from aalis_core.cli import open_host
+    from aalis_core import open_host
 
     async with open_host() as host:
         service, provider = export_source(host, session_id, from_)
@@ -67,7 +67,7 @@ async def export_command_impl(
 
 
 async def import_command_impl(path: Path, replace: bool) -> tuple[WriteReport, str | None]:
-    from aalis_core.cli import open_host
+    from aalis_core import open_host
 
     source = "<stdin>" if str(path) == "-" else str(path)
     with reopenable(path) as open_stream:
@@ -89,7 +89,7 @@ async def migrate_command_impl(
     skip_oversize: bool = False,
     oversize_report: Path | None = None,
 ) -> MigrateReport:
-    from aalis_core.cli import open_host
+    from aalis_core import open_host
 
     async with open_host() as host:
         source, source_name, target, target_name = migration_stores(host, to, from_)
@@ -159,7 +159,7 @@ def export_command(
     {"session_id", "archived", "message"} in history order and, with --all, one line per
     metadata entry {"namespace", "key", "data"}.
     """
-    from aalis_core.cli import run_async
+    from aalis_core import run_async
 
     if (session_id is None) == (not all_):
         raise click.UsageError("give either SESSION or --all")
@@ -193,7 +193,7 @@ def import_command(file: Path, replace: bool) -> None:
     the file's records gets the rest appended, and anything else is refused unless
     --replace is given. The whole file is checked before anything is written.
     """
-    from aalis_core.cli import run_async
+    from aalis_core import run_async
 
     report, provider = run_async(import_command_impl(file, replace))
     click.echo(
@@ -257,7 +257,7 @@ def migrate_command(
     interrupted migration can simply be run again: finished sessions are skipped and a
     partly copied one is completed.
     """
-    from aalis_core.cli import run_async
+    from aalis_core import run_async
 
     report = run_async(
         migrate_command_impl(to, from_, replace, progress, skip_oversize, oversize_report)

@@ -274,7 +274,7 @@ def test_the_plugin_registers_every_memory_command() -> None:
 
 
 def test_the_aalis_cli_finds_the_commands(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from aalis_core.cli import cli
+    from aalis_core._cli import cli
 
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("AALIS_LOAD_PLUGINS", "memory-sqlite,memory-cli")

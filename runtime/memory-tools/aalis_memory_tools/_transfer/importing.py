@@ -39,7 +39,7 @@ from aalis_memory_tools._transfer.reports import WriteReport
 from aalis_memory_tools._transfer.stores import require
 
 if TYPE_CHECKING:
-    from aalis_core.host import Host
+    from aalis_core import Host
 
 
 def _lines(open_stream: Callable[[], IO[str]], source: str) -> Iterator[str]:

@@ -19,7 +19,7 @@ from aalis_api_memory import FullMemoryService, MemoryService, memory
 from aalis_memory_tools._export_format import TransferError
 
 if TYPE_CHECKING:
-    from aalis_core.host import Host
+    from aalis_core import Host
 
 
 def require(
@@ -63,7 +63,7 @@ def memory_holders(host: Host) -> dict[str, list[str]]:
     What ``export --all`` and ``migrate`` must cover: a consumer pinned to another store
     keeps its data there, and copying only the CLI's store would silently leave it out.
     """
-    from aalis_core.cli import CLI_CONSUMER
+    from aalis_core import CLI_CONSUMER
 
     def durable(provider: str | None) -> bool:
         # A volatile store starts empty in every command: there is nothing in it to leave out.

@@ -11,13 +11,12 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from aalis_api_memory import compression, memory
 
-from aalis_core.markers import hookimpl
-from aalis_core.plugin import Plugin
-from aalis_plugin_mcp.config import McpConfig
+from aalis_core import Plugin, hookimpl
+from aalis_plugin_mcp._config import McpConfig
 
 if TYPE_CHECKING:
-    from aalis_core.context import PluginContext
-    from aalis_plugin_mcp.server import AalisMcpServer
+    from aalis_core import PluginContext
+    from aalis_plugin_mcp._server import AalisMcpServer
 
 
 class Mcp(Plugin):
@@ -40,7 +39,7 @@ class Mcp(Plugin):
         The server module (the MCP SDK, about half a second to import) is imported here,
         not when the host loads the plugin: every ``aalis`` command loads it.
         """
-        from aalis_plugin_mcp.server import RECALL, RELATION, build_server
+        from aalis_plugin_mcp._server import RECALL, RELATION, build_server
 
         ctx = self.ctx
         if ctx is None:
@@ -57,7 +56,7 @@ class Mcp(Plugin):
 
     @hookimpl
     def register_commands(self, cli: Any) -> None:
-        from aalis_plugin_mcp.cli import mcp_command
+        from aalis_plugin_mcp._cli import mcp_command
 
         cli.add_command(mcp_command)
 

@@ -30,12 +30,11 @@ from aalis_schema_message import Message
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
-from aalis_core.capability import Capability
-from aalis_core.host_services import HostServices
-from aalis_plugin_mcp.config import McpConfig
+from aalis_core import Capability, HostServices
+from aalis_plugin_mcp._config import McpConfig
 
 if TYPE_CHECKING:
-    from aalis_core.handles import Handle
+    from aalis_core import Handle
 
 #: The ``recall`` capability by name: its contract (semantic recall) may not be installed,
 #: and the host binds capabilities by name, so the server works with or without it.

@@ -13,10 +13,10 @@ from typing import Any
 
 import attrs
 
-from aalis_core.config.converter import FAILED, required_keys, structure_into
-from aalis_core.config.errors import ConfigError, ConfigProblem
-from aalis_core.config.host_tables import BUILTIN_CONSUMERS, HostConfig
-from aalis_core.redaction import redact
+from aalis_core._config.converter import FAILED, required_keys, structure_into
+from aalis_core._config.errors import ConfigError, ConfigProblem
+from aalis_core._config.host_tables import BUILTIN_CONSUMERS, HostConfig
+from aalis_core._redaction import redact
 
 
 @attrs.frozen

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from aalis_core.markers import hookspec
+from aalis_core._markers import hookspec
 
 
 @hookspec
@@ -19,7 +19,7 @@ def register_commands(cli: Any) -> None:
     Called at CLI start-up on every discovered (and not disabled) plugin, *without*
     starting it, so implementations must be cheap: define commands, import heavy modules
     inside the command bodies. Commands that need the host use
-    ``aalis_core.cli.open_host()`` and ``aalis_core.cli.run_async()``.
+    ``aalis_core._cli.open_host()`` and ``aalis_core._cli.run_async()``.
     """
 
 

@@ -26,21 +26,21 @@ from typing import TYPE_CHECKING, Any, Literal
 import attrs
 import pluggy
 
-import aalis_core.hookspecs as core_hookspecs
-from aalis_core.capability import Capability
-from aalis_core.config import ConfigError, HostConfig, PluginSchema, validate_plugins
-from aalis_core.discovery import (
+import aalis_core._hookspecs as core_hookspecs
+from aalis_core._capability import Capability
+from aalis_core._config import ConfigError, HostConfig, PluginSchema, validate_plugins
+from aalis_core._discovery import (
     check_plugin_class,
     discover_hookspecs,
     discover_plugins,
     error_text,
 )
-from aalis_core.plugin import Plugin
+from aalis_core._plugin import Plugin
 
 if TYPE_CHECKING:
     from structlog.typing import FilteringBoundLogger
 
-    from aalis_core.context import PluginContext
+    from aalis_core._context import PluginContext
 
 PluginState = Literal["discovered", "disabled", "pending", "active", "stopped", "error"]
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from aalis_core.config.errors import ConfigError
-from aalis_core.config.host_tables import HostConfig, parse_config
+from aalis_core._config.errors import ConfigError
+from aalis_core._config.host_tables import HostConfig, parse_config
 
 
 def load_config(path: str | os.PathLike[str]) -> HostConfig:

@@ -19,15 +19,15 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import attrs
 
-from aalis_core.logging import redact
-from aalis_core.plugin import Plugin
+from aalis_core._logging import redact
+from aalis_core._plugin import Plugin
 
 if TYPE_CHECKING:
     from importlib_metadata import EntryPoint as MetadataEntryPoint
 
-    from aalis_core.entry_scan import FoundEntryPoint
+    from aalis_core._entry_scan import FoundEntryPoint
 
-    #: an entry point as ``importlib_metadata`` or ``aalis_core.entry_scan`` reads it
+    #: an entry point as ``importlib_metadata`` or ``aalis_core._entry_scan`` reads it
     EntryPoint = MetadataEntryPoint | FoundEntryPoint
 
 #: What discovery can tell of a plugin: the first states of a host's ``PluginState``.
@@ -79,13 +79,13 @@ def _entry_points(group: str) -> list[EntryPoint]:
     """Entry points of ``group``; both aalis groups are read in one scan per ``sys.path``.
 
     Scanning every installed distribution is the dominant cost of ``aalis`` start-up in a
-    large environment: ``aalis_core.entry_scan`` reads only the ``entry_points.txt`` files
+    large environment: ``aalis_core._entry_scan`` reads only the ``entry_points.txt`` files
     that name an aalis group; ``importlib_metadata`` reads what it cannot (zips, eggs).
     """
     global _cache
     key = tuple(sys.path)
     if _cache is None or _cache[0] != key:
-        from aalis_core.entry_scan import scan
+        from aalis_core._entry_scan import scan
 
         wanted = (PLUGINS_GROUP, HOOKSPECS_GROUP)
         fast = scan(key, wanted)

@@ -27,7 +27,7 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
-from aalis_core.errors import AalisError
+from aalis_core._errors import AalisError
 
 #: How long a cancelled plugin task may take to finish before it is abandoned, seconds.
 CANCEL_GRACE = 1.0

@@ -16,13 +16,13 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from aalis_core.handles import Handle
+from aalis_core._handles import Handle
 
 if TYPE_CHECKING:
     from structlog.typing import FilteringBoundLogger
 
-    from aalis_core.capability import Capability
-    from aalis_core.host_services import HostServices, Provide
+    from aalis_core._capability import Capability
+    from aalis_core._host_services import HostServices, Provide
 
 
 class Caps(Mapping[str, Handle[Any]]):

@@ -2,7 +2,7 @@
 
 Why structlog: every line carries the plugin that produced it (``plugin=<name>``), which is
 what an operator needs when one of a dozen plugins misbehaves. Why redaction (the rules live
-in ``aalis_core.redaction``) runs in the processor chain: plugins log URIs and exceptions that embed them (a MongoDB driver error
+in ``aalis_core._redaction``) runs in the processor chain: plugins log URIs and exceptions that embed them (a MongoDB driver error
 quotes the URI); filtering each call site by hand would miss one, a processor misses none.
 
 Rendering: a console renderer when stderr is a terminal, JSON lines otherwise (log
@@ -16,7 +16,7 @@ import sys
 from collections.abc import MutableMapping
 from typing import IO, TYPE_CHECKING, Any, Literal, cast
 
-from aalis_core.redaction import redact, redact_value
+from aalis_core._redaction import redact, redact_value
 
 if TYPE_CHECKING:
     from structlog.typing import FilteringBoundLogger

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from aalis_core.cli import open_host, run_async
+from aalis_core import open_host, run_async
 
 
 async def serve() -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Generic, TypeVar
 
-from aalis_core.errors import AalisError
+from aalis_core._errors import AalisError
 
 T = TypeVar("T")
 

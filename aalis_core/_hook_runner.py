@@ -8,7 +8,7 @@ the runner a view of it. The runner is ``host.hooks`` and what a plugin's ``ctx.
 one implementation of the host's run-time services (``HostServices``); ``Host.emit`` and the
 other hook methods of ``Host`` are this object's methods (docs/host.md).
 
-Every call goes through ``aalis_core.containment.call_plugin``, so a middleware or a
+Every call goes through ``aalis_core._containment.call_plugin``, so a middleware or a
 listener that hangs is cancelled after ``[host] hook_timeout`` and one that raises
 (``SystemExit`` included) is reported with its plugin's name, and the chain or the delivery
 goes on.
@@ -31,15 +31,15 @@ from typing import TYPE_CHECKING, Any, Concatenate, Generic, ParamSpec, TypeVar,
 
 import pluggy
 
-from aalis_core.containment import Budget, PluginTimeout, call_plugin, describe, format_seconds
-from aalis_core.discovery import error_text
-from aalis_core.errors import AalisError
+from aalis_core._containment import Budget, PluginTimeout, call_plugin, describe, format_seconds
+from aalis_core._discovery import error_text
+from aalis_core._errors import AalisError
 
 if TYPE_CHECKING:
     from structlog.typing import FilteringBoundLogger
 
-    from aalis_core.capability import Capability
-    from aalis_core.handles import Handle
+    from aalis_core._capability import Capability
+    from aalis_core._handles import Handle
 
 T = TypeVar("T")
 P = ParamSpec("P")

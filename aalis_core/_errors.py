@@ -12,12 +12,12 @@ The host's own tree (``tests/test_errors.py`` checks that it names exactly the e
 classes ``aalis_core`` defines, under their real parents)::
 
     AalisError
-    ├── ConfigError (ValueError)         aalis_core.config: the configuration is invalid
-    ├── PluginDisabled                   aalis_core.plugin: installed, deliberately unconfigured
-    ├── PluginTimeout                    aalis_core.containment: plugin code ran past its limit
-    ├── PluginAborted                    aalis_core.containment: plugin code raised SystemExit...
-    ├── CapabilityAbsent (RuntimeError)  aalis_core.capability: no active provider
-    └── CallNextNotAwaited (RuntimeError) aalis_core.hook_runner: a middleware dropped call_next()
+    ├── ConfigError (ValueError)         aalis_core._config: the configuration is invalid
+    ├── PluginDisabled                   aalis_core._plugin: installed, deliberately unconfigured
+    ├── PluginTimeout                    aalis_core._containment: plugin code ran past its limit
+    ├── PluginAborted                    aalis_core._containment: plugin code raised SystemExit...
+    ├── CapabilityAbsent (RuntimeError)  aalis_core._capability: no active provider
+    └── CallNextNotAwaited (RuntimeError) aalis_core._hook_runner: a middleware dropped call_next()
 """
 
 from __future__ import annotations

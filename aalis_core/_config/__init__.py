@@ -25,14 +25,14 @@ plugin table. One module per job (docs/host/configuration-internals.md):
 - ``plugin_tables``: ``PluginSchema``, ``PluginConfigs``, ``validate_plugins`` (step 2);
 - ``loading``: ``load_config``, the file itself.
 
-Every public name is re-exported here; import from ``aalis_core.config``.
+Every public name is re-exported from ``aalis_core``.
 """
 
 from __future__ import annotations
 
-from aalis_core.config.converter import structure
-from aalis_core.config.errors import ConfigError, ConfigProblem
-from aalis_core.config.host_tables import (
+from aalis_core._config.converter import structure
+from aalis_core._config.errors import ConfigError, ConfigProblem
+from aalis_core._config.host_tables import (
     BUILTIN_CONSUMERS,
     DEFAULT_DATA_DIR,
     HostConfig,
@@ -41,9 +41,10 @@ from aalis_core.config.host_tables import (
     default_config,
     parse_config,
 )
-from aalis_core.config.interpolation import EnvStr
-from aalis_core.config.loading import load_config
-from aalis_core.config.plugin_tables import PluginConfigs, PluginSchema, validate_plugins
+from aalis_core._config.interpolation import EnvStr
+from aalis_core._config.loading import load_config
+from aalis_core._config.plugin_tables import PluginConfigs, PluginSchema, validate_plugins
+from aalis_core._config.validators import positive_int, positive_seconds
 
 __all__ = [
     "BUILTIN_CONSUMERS",
@@ -59,6 +60,8 @@ __all__ = [
     "default_config",
     "load_config",
     "parse_config",
+    "positive_int",
+    "positive_seconds",
     "structure",
     "validate_plugins",
 ]

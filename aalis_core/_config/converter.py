@@ -23,10 +23,10 @@ from typing import Any, Literal
 
 import attrs
 
-from aalis_core.config.describe import describe_type, describe_value, toml_literal, without_value
-from aalis_core.config.errors import ConfigError, ConfigProblem
-from aalis_core.config.interpolation import EnvStr
-from aalis_core.redaction import is_secret_key
+from aalis_core._config.describe import describe_type, describe_value, toml_literal, without_value
+from aalis_core._config.errors import ConfigError, ConfigProblem
+from aalis_core._config.interpolation import EnvStr
+from aalis_core._redaction import is_secret_key
 
 
 class _Mismatch(Exception):
@@ -83,7 +83,7 @@ def _type_hints(cls: type[Any]) -> dict[str, Any]:
             try:
                 annotation = eval(annotation, namespace, dict(vars(cls)))
             except Exception:
-                from aalis_core.logging import get_logger
+                from aalis_core._logging import get_logger
 
                 get_logger(None, component="config").warning(
                     "config annotation not resolvable; value not type-checked",

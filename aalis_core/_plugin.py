@@ -11,11 +11,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from aalis_core.errors import AalisError
+from aalis_core._errors import AalisError
 
 if TYPE_CHECKING:
-    from aalis_core.capability import Capability
-    from aalis_core.context import PluginContext
+    from aalis_core._capability import Capability
+    from aalis_core._context import PluginContext
 
 
 class PluginDisabled(AalisError):

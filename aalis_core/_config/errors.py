@@ -11,8 +11,8 @@ from collections.abc import Sequence
 
 import attrs
 
-from aalis_core.errors import AalisError
-from aalis_core.redaction import redact
+from aalis_core._errors import AalisError
+from aalis_core._redaction import redact
 
 
 @attrs.frozen

@@ -25,11 +25,11 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from aalis_core.capability import CapabilityAbsent
+from aalis_core._capability import CapabilityAbsent
 
 if TYPE_CHECKING:
-    from aalis_core.host import Host, PluginInfo
-    from aalis_core.plugin import Plugin
+    from aalis_core._host import Host, PluginInfo
+    from aalis_core._plugin import Plugin
 
 T = TypeVar("T")
 
@@ -61,7 +61,7 @@ _spare: tuple[tuple[object, ...], Host] | None = None
 def _host_key() -> tuple[object, ...]:
     """What a CLI host depends on: where plugins are found (``sys.path``), the plugin filter,
     the working directory (the default ``data_dir``) and the config file (path, size, mtime)."""
-    from aalis_core.discovery import LOAD_PLUGINS_ENV
+    from aalis_core._discovery import LOAD_PLUGINS_ENV
 
     path = config_path()
     try:
@@ -84,7 +84,7 @@ def make_host(plugins: Sequence[Plugin] = (), *, discover: bool = True) -> Host:
     if spare is not None and not plugins and discover and spare[0] == _host_key():
         return spare[1]
 
-    from aalis_core.host import Host
+    from aalis_core._host import Host
 
     path = config_path()
     if path is None:
@@ -109,8 +109,8 @@ async def open_host(
 
 def format_error(exc: BaseException) -> str:
     """One redacted line describing ``exc`` for stderr."""
-    from aalis_core.config import ConfigError
-    from aalis_core.logging import redact
+    from aalis_core._config import ConfigError
+    from aalis_core._logging import redact
 
     text = " ".join(str(exc).split())
     plain = (ConfigError, CapabilityAbsent, ValueError, OSError, LookupError)
@@ -206,7 +206,7 @@ def load_plugin_commands(group: click.Group) -> list[str]:
 class AalisGroup(click.Group):
     """The ``aalis`` group: loads plugins' commands on first lookup.
 
-    Loading lazily (rather than at import) keeps ``import aalis_core.cli`` cheap and lets
+    Loading lazily (rather than at import) keeps ``import aalis_core._cli`` cheap and lets
     tests import the group before they set ``AALIS_LOAD_PLUGINS`` or a config.
     """
 
@@ -280,7 +280,7 @@ def cli() -> None:
     # ``main`` configures logging; an embedding program or a test that invokes the group
     # directly may not have, and structlog's unconfigured default prints to stdout, where it
     # would corrupt ``--json`` output. Log lines belong on stderr.
-    from aalis_core.logging import configure_logging, is_configured
+    from aalis_core._logging import configure_logging, is_configured
 
     if not is_configured():
         configure_logging(os.environ.get("AALIS_LOG_LEVEL", "warning"))
@@ -327,7 +327,7 @@ disabled = []                  # plugin names to skip; AALIS_LOAD_PLUGINS=a,b li
 
 def render_template() -> str:
     """The commented ``aalis.toml`` written by ``aalis init``."""
-    from aalis_core.discovery import discover_plugins
+    from aalis_core._discovery import discover_plugins
 
     names = [p.name for p in discover_plugins(only=frozenset())]
     return _TEMPLATE.format(installed=", ".join(names) or "none")
@@ -419,7 +419,7 @@ def plugins_command(as_json: bool) -> None:
 
 def main(argv: Sequence[str] | None = None) -> None:
     """Console-script entry point: run ``cli``; errors are one line, never a traceback."""
-    from aalis_core.logging import configure_logging
+    from aalis_core._logging import configure_logging
 
     try:
         configure_logging(os.environ.get("AALIS_LOG_LEVEL", "warning"))
@@ -451,9 +451,9 @@ __all__ = [
 ]
 
 
-if __name__ == "__main__":  # ``python -m aalis_core.cli``, e.g. with ``-X importtime``
+if __name__ == "__main__":  # ``python -m aalis_core._cli``, e.g. with ``-X importtime``
     # Through the imported module, not this ``__main__`` copy: plugins' commands join the
-    # group of ``aalis_core.cli``.
-    from aalis_core.cli import main as _main
+    # group of ``aalis_core._cli``.
+    from aalis_core._cli import main as _main
 
     _main()

@@ -15,8 +15,8 @@ from typing import Any, Literal
 
 import attrs
 
-from aalis_core.config.interpolation import EnvStr
-from aalis_core.redaction import redact
+from aalis_core._config.interpolation import EnvStr
+from aalis_core._redaction import redact
 
 
 def toml_literal(value: Any) -> str:

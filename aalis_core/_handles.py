@@ -25,7 +25,7 @@ import inspect
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Generic, NamedTuple, TypeVar, cast
 
-from aalis_core.capability import Capability, CapabilityAbsent
+from aalis_core._capability import Capability, CapabilityAbsent
 
 T = TypeVar("T")
 

@@ -18,8 +18,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Protocol, TypeVar
 
-from aalis_core.capability import Capability
-from aalis_core.handles import Handle
+from aalis_core._capability import Capability
+from aalis_core._handles import Handle
 
 T = TypeVar("T")
 

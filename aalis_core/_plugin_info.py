@@ -11,8 +11,8 @@ from typing import Any
 
 import attrs
 
-from aalis_core.handles import CapabilityRegistry
-from aalis_core.loading import PluginEntry, PluginState
+from aalis_core._handles import CapabilityRegistry
+from aalis_core._loading import PluginEntry, PluginState
 
 
 @attrs.frozen

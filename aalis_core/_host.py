@@ -13,10 +13,10 @@ Design choices, and why:
 - **The host walks hookimpls itself** (``hook_impls``) rather than using pluggy's plain
   call, because async hooks need awaiting, per-impl error isolation and a defined order:
   ``tryfirst``, normal, ``trylast``, and within a group the plugins' start order. How they
-  are called lives in ``aalis_core.hook_runner``; how plugins are found, checked, configured
-  and registered in ``aalis_core.loading`` (``Host._load`` runs its steps); this module keeps
+  are called lives in ``aalis_core._hook_runner``; how plugins are found, checked, configured
+  and registered in ``aalis_core._loading`` (``Host._load`` runs its steps); this module keeps
   the lifecycle (start in dependency order, stop) and the capability registry's bookkeeping.
-- **Plugins see the host through ``HostServices``** (``aalis_core.host_services``): a
+- **Plugins see the host through ``HostServices``** (``aalis_core._host_services``): a
   plugin's ``ctx.host`` is ``host.hooks``, the hook runner, which has the operations a plugin
   needs at run time and nothing of the lifecycle. ``host.emit`` and the other hook methods
   of ``Host`` are that runner's methods (one implementation, one door).
@@ -33,20 +33,20 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import pluggy
 
-from aalis_core.capability import Capability
-from aalis_core.config import (
+from aalis_core._capability import Capability
+from aalis_core._config import (
     ConfigError,
     HostConfig,
     default_config,
     load_config,
     parse_config,
 )
-from aalis_core.containment import PluginTimeout, call_plugin, describe
-from aalis_core.context import Caps, PluginContext
-from aalis_core.discovery import error_text
-from aalis_core.handles import CapabilityRegistry, DurableDeclarer, Handle, ProviderRecord
-from aalis_core.hook_runner import Deliveries, HookDoor, HookRunner
-from aalis_core.loading import (
+from aalis_core._containment import PluginTimeout, call_plugin, describe
+from aalis_core._context import Caps, PluginContext
+from aalis_core._discovery import error_text
+from aalis_core._handles import CapabilityRegistry, DurableDeclarer, Handle, ProviderRecord
+from aalis_core._hook_runner import Deliveries, HookDoor, HookRunner
+from aalis_core._loading import (
     PluginEntry,
     PluginState,
     apply_config,
@@ -57,10 +57,10 @@ from aalis_core.loading import (
     instance_entries,
     load_hookspecs,
 )
-from aalis_core.logging import configure_logging, get_logger, redact
-from aalis_core.markers import PROJECT_NAME
-from aalis_core.plugin import Plugin, PluginDisabled
-from aalis_core.plugin_info import PluginInfo, plugin_infos
+from aalis_core._logging import configure_logging, get_logger, redact
+from aalis_core._markers import PROJECT_NAME
+from aalis_core._plugin import Plugin, PluginDisabled
+from aalis_core._plugin_info import PluginInfo, plugin_infos
 
 if TYPE_CHECKING:
     import click
@@ -164,7 +164,7 @@ class Host:
         )
 
     def _load(self, instances: Sequence[Plugin], discover: bool) -> None:
-        """Construction's steps, in order (``aalis_core.loading`` documents each)."""
+        """Construction's steps, in order (``aalis_core._loading`` documents each)."""
         explicit = check_instances(instances)
         disabled = set(self._config.disabled)
         found = discovered_entries(explicit, disabled) if discover else []
@@ -415,7 +415,7 @@ class Host:
         """A handle on ``cap`` for ``consumer``.
 
         ``consumer`` defaults to the host's ``default_consumer``: ``host``, or ``cli`` for a
-        host opened by ``aalis_core.cli.open_host``. The consumer's pins from
+        host opened by ``aalis_core._cli.open_host``. The consumer's pins from
         ``[consumers.<consumer>]`` and ``[capabilities.<cap>]`` apply; ``provider=`` pins this
         handle explicitly (``aalis migrate --to X``), with the same no-fallback rule.
         """

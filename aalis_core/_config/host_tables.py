@@ -16,10 +16,10 @@ from typing import Any, Literal
 
 import attrs
 
-from aalis_core.config.converter import structure_into
-from aalis_core.config.describe import describe_value
-from aalis_core.config.errors import ConfigError, ConfigProblem
-from aalis_core.config.interpolation import substitute_env
+from aalis_core._config.converter import structure_into
+from aalis_core._config.describe import describe_value
+from aalis_core._config.errors import ConfigError, ConfigProblem
+from aalis_core._config.interpolation import substitute_env
 
 DEFAULT_DATA_DIR = ".aalis"
 #: Consumer names that are not plugins (docs/host/providers.md).

@@ -13,9 +13,8 @@ from typing import Any
 import attrs
 from aalis_api_embedding import EmbeddingUnavailable, embedding
 
-from aalis_core.context import PluginContext
-from aalis_core.plugin import Plugin, PluginDisabled
-from aalis_plugin_embedding_local.embedder import VARIANTS, LocalE5Embedder
+from aalis_core import Plugin, PluginContext, PluginDisabled
+from aalis_plugin_embedding_local._embedder import VARIANTS, LocalE5Embedder
 
 PRIORITY = 10
 

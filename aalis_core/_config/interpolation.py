@@ -16,7 +16,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from aalis_core.config.errors import ConfigProblem
+from aalis_core._config.errors import ConfigProblem
 
 _ENV_REF = re.compile(r"\$(\$?)\{([^}]*)\}")
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
