@@ -324,21 +324,6 @@ if TYPE_CHECKING:
     from aalis_core._redaction import (
         uri_secrets as uri_secrets,
     )
-    from aalis_core.testing import (
-        LogCapture as LogCapture,
-    )
-    from aalis_core.testing import (
-        capture_logs as capture_logs,
-    )
-    from aalis_core.testing import (
-        make_test_host as make_test_host,
-    )
-    from aalis_core.testing import (
-        plugin_config_error as plugin_config_error,
-    )
-    from aalis_core.testing import (
-        running_host as running_host,
-    )
 
 #: Where each public name lives: its module is imported the first time one is used.
 _MODULES: dict[str, str] = {
@@ -388,9 +373,6 @@ _MODULES: dict[str, str] = {
     "aalis_core._plugin": "Plugin PluginDisabled",
     "aalis_core._plugin_info": "plugin_infos",
     "aalis_core._redaction": "MASK SAFE_URI_OPTIONS UriRedactor is_secret_key redact_uri uri_secrets",
-    "aalis_core.testing": (
-        "LogCapture capture_logs make_test_host plugin_config_error running_host"
-    ),
 }
 _EXPORTS = {name: module for module, names in _MODULES.items() for name in names.split()}
 
@@ -433,7 +415,6 @@ __all__ = [
     "HostServices",
     "HostSettings",
     "Impls",
-    "LogCapture",
     "LogFormat",
     "LogLevel",
     "Plugin",
@@ -452,7 +433,6 @@ __all__ = [
     "UriRedactor",
     "apply_config",
     "call_plugin",
-    "capture_logs",
     "check_declarations",
     "check_instances",
     "check_plugin_class",
@@ -484,10 +464,8 @@ __all__ = [
     "load_plugin_commands",
     "main",
     "make_host",
-    "make_test_host",
     "open_host",
     "parse_config",
-    "plugin_config_error",
     "plugin_infos",
     "positive_int",
     "positive_seconds",
@@ -499,7 +477,6 @@ __all__ = [
     "render_template",
     "run_async",
     "run_onion",
-    "running_host",
     "scan",
     "structure",
     "unwrap",
