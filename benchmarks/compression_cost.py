@@ -92,8 +92,7 @@ def repeats(size: int, quick: bool = False) -> int:
 async def measure(size: int, workdir: Path, quick: bool) -> dict[str, Any]:
     from aalis_api_memory import compression, memory
     from aalis_plugin_memory_sqlite import MemorySqlite
-    from aalis_plugin_memory_summary import MemorySummary
-    from aalis_plugin_memory_summary import _extractive as extractive
+    from aalis_plugin_memory_summary import MemorySummary, _extractive as extractive
 
     from aalis_core import Host
 

@@ -25,8 +25,7 @@ from aalis_api_memory import (
     StoredMessage,
 )
 from aalis_schema_message import Message
-from hypothesis import HealthCheck, Phase, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, Phase, given, settings, strategies as st
 
 pytestmark = pytest.mark.timeout(300)
 

@@ -9,56 +9,28 @@ if TYPE_CHECKING:
     )
     from aalis_api_embedding._embedder import (
         LEXICAL as LEXICAL,
-    )
-    from aalis_api_embedding._embedder import (
         SEMANTIC as SEMANTIC,
-    )
-    from aalis_api_embedding._embedder import (
         Embedder as Embedder,
-    )
-    from aalis_api_embedding._embedder import (
         EmbedderKind as EmbedderKind,
-    )
-    from aalis_api_embedding._embedder import (
         embedder_kind as embedder_kind,
     )
     from aalis_api_embedding._errors import (
         EmbeddingConnectionError as EmbeddingConnectionError,
-    )
-    from aalis_api_embedding._errors import (
         EmbeddingError as EmbeddingError,
-    )
-    from aalis_api_embedding._errors import (
         EmbeddingRequestError as EmbeddingRequestError,
-    )
-    from aalis_api_embedding._errors import (
         EmbeddingResponseError as EmbeddingResponseError,
-    )
-    from aalis_api_embedding._errors import (
         EmbeddingServerError as EmbeddingServerError,
-    )
-    from aalis_api_embedding._errors import (
         EmbeddingTimeout as EmbeddingTimeout,
-    )
-    from aalis_api_embedding._errors import (
         EmbeddingUnavailable as EmbeddingUnavailable,
     )
     from aalis_api_embedding._hashing import (
         DEFAULT_DIM as DEFAULT_DIM,
-    )
-    from aalis_api_embedding._hashing import (
         DEFAULT_NGRAMS as DEFAULT_NGRAMS,
-    )
-    from aalis_api_embedding._hashing import (
         HashEmbedder as HashEmbedder,
     )
     from aalis_api_embedding._validation import (
         check_text as check_text,
-    )
-    from aalis_api_embedding._validation import (
         check_texts as check_texts,
-    )
-    from aalis_api_embedding._validation import (
         check_vectors as check_vectors,
     )
 

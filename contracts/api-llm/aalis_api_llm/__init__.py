@@ -9,32 +9,16 @@ if TYPE_CHECKING:
     )
     from aalis_api_llm._errors import (
         LLMConnectionError as LLMConnectionError,
-    )
-    from aalis_api_llm._errors import (
         LLMError as LLMError,
-    )
-    from aalis_api_llm._errors import (
         LLMRateLimited as LLMRateLimited,
-    )
-    from aalis_api_llm._errors import (
         LLMRequestError as LLMRequestError,
-    )
-    from aalis_api_llm._errors import (
         LLMResponseError as LLMResponseError,
-    )
-    from aalis_api_llm._errors import (
         LLMServerError as LLMServerError,
-    )
-    from aalis_api_llm._errors import (
         LLMTimeout as LLMTimeout,
     )
     from aalis_api_llm._model import (
         ChatModel as ChatModel,
-    )
-    from aalis_api_llm._model import (
         ChatResult as ChatResult,
-    )
-    from aalis_api_llm._model import (
         TokenUsage as TokenUsage,
     )
 

@@ -6,479 +6,193 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from aalis_api_memory._backend import (
         OPTIONAL_MIXINS as OPTIONAL_MIXINS,
-    )
-    from aalis_api_memory._backend import (
         UNBOUNDED as UNBOUNDED,
-    )
-    from aalis_api_memory._backend import (
         CompleteMemoryBackend as CompleteMemoryBackend,
-    )
-    from aalis_api_memory._backend import (
         EncodedOp as EncodedOp,
-    )
-    from aalis_api_memory._backend import (
         ExactCommit as ExactCommit,
-    )
-    from aalis_api_memory._backend import (
         ImportRecord as ImportRecord,
-    )
-    from aalis_api_memory._backend import (
         MemoryBackend as MemoryBackend,
-    )
-    from aalis_api_memory._backend import (
         RangeQuery as RangeQuery,
-    )
-    from aalis_api_memory._backend import (
         RecentQuery as RecentQuery,
-    )
-    from aalis_api_memory._backend import (
         Stamped as Stamped,
-    )
-    from aalis_api_memory._backend import (
         WithClearAll as WithClearAll,
-    )
-    from aalis_api_memory._backend import (
         WithCrossSession as WithCrossSession,
-    )
-    from aalis_api_memory._backend import (
         WithExactArchiving as WithExactArchiving,
-    )
-    from aalis_api_memory._backend import (
         WithFullHistory as WithFullHistory,
-    )
-    from aalis_api_memory._backend import (
         WithLeases as WithLeases,
-    )
-    from aalis_api_memory._backend import (
         WithMessagesById as WithMessagesById,
-    )
-    from aalis_api_memory._backend import (
         WithMetadataKeys as WithMetadataKeys,
-    )
-    from aalis_api_memory._backend import (
         WithRewrite as WithRewrite,
-    )
-    from aalis_api_memory._backend import (
         WithTransfer as WithTransfer,
-    )
-    from aalis_api_memory._backend import (
         check_records as check_records,
-    )
-    from aalis_api_memory._backend import (
         identified as identified,
     )
     from aalis_api_memory._capabilities import (
         COMPRESSION_ABSENT as COMPRESSION_ABSENT,
-    )
-    from aalis_api_memory._capabilities import (
         compression as compression,
-    )
-    from aalis_api_memory._capabilities import (
         memory as memory,
     )
     from aalis_api_memory._checked import (
         bounded as bounded,
-    )
-    from aalis_api_memory._checked import (
         clamp as clamp,
-    )
-    from aalis_api_memory._checked import (
         distinct as distinct,
-    )
-    from aalis_api_memory._checked import (
         stamp as stamp,
     )
     from aalis_api_memory._clearing import (
         ALIASES as ALIASES,
-    )
-    from aalis_api_memory._clearing import (
         ALL_TYPES as ALL_TYPES,
-    )
-    from aalis_api_memory._clearing import (
         CONTEXT as CONTEXT,
-    )
-    from aalis_api_memory._clearing import (
         CONTEXT_CLEAR_TYPE as CONTEXT_CLEAR_TYPE,
-    )
-    from aalis_api_memory._clearing import (
         SCOPES as SCOPES,
-    )
-    from aalis_api_memory._clearing import (
         ClearRequest as ClearRequest,
-    )
-    from aalis_api_memory._clearing import (
         ClearResult as ClearResult,
-    )
-    from aalis_api_memory._clearing import (
         ClearType as ClearType,
-    )
-    from aalis_api_memory._clearing import (
         Scope as Scope,
-    )
-    from aalis_api_memory._clearing import (
         Text as Text,
-    )
-    from aalis_api_memory._clearing import (
         TextRef as TextRef,
-    )
-    from aalis_api_memory._clearing import (
         UnknownClearType as UnknownClearType,
-    )
-    from aalis_api_memory._clearing import (
         clear_metadata_namespaces as clear_metadata_namespaces,
-    )
-    from aalis_api_memory._clearing import (
         history_cleared as history_cleared,
-    )
-    from aalis_api_memory._clearing import (
         resolve_types as resolve_types,
     )
     from aalis_api_memory._compression import (
         REASON_CODES as REASON_CODES,
-    )
-    from aalis_api_memory._compression import (
         CompressionError as CompressionError,
-    )
-    from aalis_api_memory._compression import (
         CompressionLines as CompressionLines,
-    )
-    from aalis_api_memory._compression import (
         CompressionService as CompressionService,
-    )
-    from aalis_api_memory._compression import (
         CompressionUsage as CompressionUsage,
-    )
-    from aalis_api_memory._compression import (
         ReasonCode as ReasonCode,
-    )
-    from aalis_api_memory._compression import (
         SummaryRecord as SummaryRecord,
-    )
-    from aalis_api_memory._compression import (
         compression_due as compression_due,
-    )
-    from aalis_api_memory._compression import (
         compression_line as compression_line,
     )
     from aalis_api_memory._errors import (
         AalisMemoryError as AalisMemoryError,
-    )
-    from aalis_api_memory._errors import (
         BackendError as BackendError,
-    )
-    from aalis_api_memory._errors import (
         BackendUnavailable as BackendUnavailable,
-    )
-    from aalis_api_memory._errors import (
         MessageIdConflict as MessageIdConflict,
-    )
-    from aalis_api_memory._errors import (
         SchemaTooNew as SchemaTooNew,
-    )
-    from aalis_api_memory._errors import (
         StoreClosed as StoreClosed,
-    )
-    from aalis_api_memory._errors import (
         StoredDataError as StoredDataError,
     )
     from aalis_api_memory._exact import (
         EXACT_METHODS as EXACT_METHODS,
-    )
-    from aalis_api_memory._exact import (
         ArchiveConflict as ArchiveConflict,
-    )
-    from aalis_api_memory._exact import (
         CheckedGuard as CheckedGuard,
-    )
-    from aalis_api_memory._exact import (
         ConflictReason as ConflictReason,
-    )
-    from aalis_api_memory._exact import (
         ExactArchiving as ExactArchiving,
-    )
-    from aalis_api_memory._exact import (
         HistorySnapshot as HistorySnapshot,
-    )
-    from aalis_api_memory._exact import (
         MetadataGuard as MetadataGuard,
-    )
-    from aalis_api_memory._exact import (
         check_guard as check_guard,
-    )
-    from aalis_api_memory._exact import (
         check_ids as check_ids,
-    )
-    from aalis_api_memory._exact import (
         check_marker as check_marker,
-    )
-    from aalis_api_memory._exact import (
         has_exact_archiving as has_exact_archiving,
-    )
-    from aalis_api_memory._exact import (
         same_entry as same_entry,
     )
     from aalis_api_memory._forgetting import (
         PERSON_MARK as PERSON_MARK,
-    )
-    from aalis_api_memory._forgetting import (
         ForgetRequest as ForgetRequest,
-    )
-    from aalis_api_memory._forgetting import (
         ForgetResult as ForgetResult,
-    )
-    from aalis_api_memory._forgetting import (
         forget_marked_entries as forget_marked_entries,
-    )
-    from aalis_api_memory._forgetting import (
         marked_as as marked_as,
-    )
-    from aalis_api_memory._forgetting import (
         speaker as speaker,
     )
     from aalis_api_memory._holds import (
         HELD_WRITES as HELD_WRITES,
-    )
-    from aalis_api_memory._holds import (
         HeldMemory as HeldMemory,
-    )
-    from aalis_api_memory._holds import (
         Holding as Holding,
     )
     from aalis_api_memory._hookspecs import (
         EVENTS as EVENTS,
-    )
-    from aalis_api_memory._hookspecs import (
         CompressingStatus as CompressingStatus,
-    )
-    from aalis_api_memory._hookspecs import (
         history_changed as history_changed,
-    )
-    from aalis_api_memory._hookspecs import (
         memory_clear as memory_clear,
-    )
-    from aalis_api_memory._hookspecs import (
         memory_clear_types as memory_clear_types,
-    )
-    from aalis_api_memory._hookspecs import (
         memory_forget as memory_forget,
-    )
-    from aalis_api_memory._hookspecs import (
         memory_messages_deleted as memory_messages_deleted,
-    )
-    from aalis_api_memory._hookspecs import (
         memory_messages_rewritten as memory_messages_rewritten,
-    )
-    from aalis_api_memory._hookspecs import (
         memory_messages_saved as memory_messages_saved,
-    )
-    from aalis_api_memory._hookspecs import (
         session_compressing as session_compressing,
     )
     from aalis_api_memory._leases import (
         MAX_LEASE_KEY as MAX_LEASE_KEY,
-    )
-    from aalis_api_memory._leases import (
         MAX_TTL_MS as MAX_TTL_MS,
-    )
-    from aalis_api_memory._leases import (
         LeaseFailed as LeaseFailed,
-    )
-    from aalis_api_memory._leases import (
         Leases as Leases,
-    )
-    from aalis_api_memory._leases import (
         LeaseWaitTimeout as LeaseWaitTimeout,
-    )
-    from aalis_api_memory._leases import (
         check_lease_key as check_lease_key,
-    )
-    from aalis_api_memory._leases import (
         check_ttl_ms as check_ttl_ms,
-    )
-    from aalis_api_memory._leases import (
         new_holder as new_holder,
-    )
-    from aalis_api_memory._leases import (
         turn_lease_name as turn_lease_name,
     )
     from aalis_api_memory._person import (
         PLATFORM_KEY as PLATFORM_KEY,
-    )
-    from aalis_api_memory._person import (
         USER_ID_KEY as USER_ID_KEY,
-    )
-    from aalis_api_memory._person import (
         Person as Person,
-    )
-    from aalis_api_memory._person import (
         PersonLike as PersonLike,
-    )
-    from aalis_api_memory._person import (
         person_of as person_of,
     )
     from aalis_api_memory._provider import (
         MemoryProviderPlugin as MemoryProviderPlugin,
-    )
-    from aalis_api_memory._provider import (
         ServerConfig as ServerConfig,
-    )
-    from aalis_api_memory._provider import (
         ServerMemoryProviderPlugin as ServerMemoryProviderPlugin,
     )
     from aalis_api_memory._service import (
         OPTIONAL_GROUPS as OPTIONAL_GROUPS,
-    )
-    from aalis_api_memory._service import (
         OPTIONAL_METHODS as OPTIONAL_METHODS,
-    )
-    from aalis_api_memory._service import (
         ClearAll as ClearAll,
-    )
-    from aalis_api_memory._service import (
         CrossSession as CrossSession,
-    )
-    from aalis_api_memory._service import (
         FullHistory as FullHistory,
-    )
-    from aalis_api_memory._service import (
         FullMemoryService as FullMemoryService,
-    )
-    from aalis_api_memory._service import (
         Limit as Limit,
-    )
-    from aalis_api_memory._service import (
         MemoryService as MemoryService,
-    )
-    from aalis_api_memory._service import (
         MessagesById as MessagesById,
-    )
-    from aalis_api_memory._service import (
         MetadataKeys as MetadataKeys,
-    )
-    from aalis_api_memory._service import (
         Rewrite as Rewrite,
-    )
-    from aalis_api_memory._service import (
         Transfer as Transfer,
-    )
-    from aalis_api_memory._service import (
         group_methods as group_methods,
-    )
-    from aalis_api_memory._service import (
         group_of as group_of,
-    )
-    from aalis_api_memory._service import (
         missing_methods as missing_methods,
-    )
-    from aalis_api_memory._service import (
         supports as supports,
     )
     from aalis_api_memory._types import (
         Delete as Delete,
-    )
-    from aalis_api_memory._types import (
         MetadataEntry as MetadataEntry,
-    )
-    from aalis_api_memory._types import (
         MetadataOp as MetadataOp,
-    )
-    from aalis_api_memory._types import (
         Put as Put,
-    )
-    from aalis_api_memory._types import (
         RecentMessageRecord as RecentMessageRecord,
-    )
-    from aalis_api_memory._types import (
         RecentMessagesQuery as RecentMessagesQuery,
-    )
-    from aalis_api_memory._types import (
         SessionInfo as SessionInfo,
-    )
-    from aalis_api_memory._types import (
         StoredMessage as StoredMessage,
-    )
-    from aalis_api_memory._types import (
         StoredRecord as StoredRecord,
     )
     from aalis_api_memory._validation import (
         DEFAULT_CROSS_SESSION_MAX_LIMIT as DEFAULT_CROSS_SESSION_MAX_LIMIT,
-    )
-    from aalis_api_memory._validation import (
         DEFAULT_FULL_HISTORY_LIMIT as DEFAULT_FULL_HISTORY_LIMIT,
-    )
-    from aalis_api_memory._validation import (
         DEFAULT_HISTORY_LIMIT as DEFAULT_HISTORY_LIMIT,
-    )
-    from aalis_api_memory._validation import (
         DEFAULT_RANGE_QUERY_LIMIT as DEFAULT_RANGE_QUERY_LIMIT,
-    )
-    from aalis_api_memory._validation import (
         DEFAULT_RECENT_LIMIT as DEFAULT_RECENT_LIMIT,
-    )
-    from aalis_api_memory._validation import (
         INT64_MAX as INT64_MAX,
-    )
-    from aalis_api_memory._validation import (
         INT64_MIN as INT64_MIN,
-    )
-    from aalis_api_memory._validation import (
         MAX_IDS_PER_CALL as MAX_IDS_PER_CALL,
-    )
-    from aalis_api_memory._validation import (
         check_count as check_count,
-    )
-    from aalis_api_memory._validation import (
         check_keep as check_keep,
-    )
-    from aalis_api_memory._validation import (
         check_key as check_key,
-    )
-    from aalis_api_memory._validation import (
         check_limit as check_limit,
-    )
-    from aalis_api_memory._validation import (
         check_message as check_message,
-    )
-    from aalis_api_memory._validation import (
         check_message_ids as check_message_ids,
-    )
-    from aalis_api_memory._validation import (
         check_namespace as check_namespace,
-    )
-    from aalis_api_memory._validation import (
         check_recent_query as check_recent_query,
-    )
-    from aalis_api_memory._validation import (
         check_replacement as check_replacement,
-    )
-    from aalis_api_memory._validation import (
         check_session_id as check_session_id,
-    )
-    from aalis_api_memory._validation import (
         check_stored_timestamp as check_stored_timestamp,
-    )
-    from aalis_api_memory._validation import (
         check_str_filter as check_str_filter,
-    )
-    from aalis_api_memory._validation import (
         check_text as check_text,
-    )
-    from aalis_api_memory._validation import (
         check_timestamp as check_timestamp,
-    )
-    from aalis_api_memory._validation import (
         check_timestamps as check_timestamps,
-    )
-    from aalis_api_memory._validation import (
         decode_metadata as decode_metadata,
-    )
-    from aalis_api_memory._validation import (
         encode_batch as encode_batch,
-    )
-    from aalis_api_memory._validation import (
         encode_metadata as encode_metadata,
-    )
-    from aalis_api_memory._validation import (
         take_last as take_last,
     )
 

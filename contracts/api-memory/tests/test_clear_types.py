@@ -4,8 +4,14 @@ from __future__ import annotations
 
 import pluggy
 import pytest
-from aalis_api_memory import ClearRequest, ClearResult, ClearType, TextRef, UnknownClearType
-from aalis_api_memory import _hookspecs as hookspecs
+from aalis_api_memory import (
+    ClearRequest,
+    ClearResult,
+    ClearType,
+    TextRef,
+    UnknownClearType,
+    _hookspecs as hookspecs,
+)
 
 
 def test_text_ref_prints_its_fallback() -> None:

@@ -9,32 +9,16 @@ if TYPE_CHECKING:
     )
     from aalis_api_relation._consolidation import (
         OPPOSITES as OPPOSITES,
-    )
-    from aalis_api_relation._consolidation import (
         Removal as Removal,
-    )
-    from aalis_api_relation._consolidation import (
         Statement as Statement,
-    )
-    from aalis_api_relation._consolidation import (
         consolidate as consolidate,
-    )
-    from aalis_api_relation._consolidation import (
         drop_sources as drop_sources,
-    )
-    from aalis_api_relation._consolidation import (
         norm as norm,
-    )
-    from aalis_api_relation._consolidation import (
         retract as retract,
     )
     from aalis_api_relation._errors import (
         FactNotFound as FactNotFound,
-    )
-    from aalis_api_relation._errors import (
         RelationError as RelationError,
-    )
-    from aalis_api_relation._errors import (
         RelationUnavailable as RelationUnavailable,
     )
     from aalis_api_relation._inmemory import (
@@ -42,11 +26,7 @@ if TYPE_CHECKING:
     )
     from aalis_api_relation._ranking import (
         HINTS as HINTS,
-    )
-    from aalis_api_relation._ranking import (
         rank as rank,
-    )
-    from aalis_api_relation._ranking import (
         score as score,
     )
     from aalis_api_relation._service import (
@@ -54,20 +34,10 @@ if TYPE_CHECKING:
     )
     from aalis_api_relation._types import (
         ATTRIBUTES as ATTRIBUTES,
-    )
-    from aalis_api_relation._types import (
         MULTI_VALUED as MULTI_VALUED,
-    )
-    from aalis_api_relation._types import (
         SINGLE_VALUED as SINGLE_VALUED,
-    )
-    from aalis_api_relation._types import (
         Fact as Fact,
-    )
-    from aalis_api_relation._types import (
         PersonRef as PersonRef,
-    )
-    from aalis_api_relation._types import (
         is_single_valued as is_single_valued,
     )
 

@@ -6,17 +6,11 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from aalis_api_vectorstore._capabilities import (
         recall as recall,
-    )
-    from aalis_api_vectorstore._capabilities import (
         vectorstore as vectorstore,
     )
     from aalis_api_vectorstore._errors import (
         DimensionMismatch as DimensionMismatch,
-    )
-    from aalis_api_vectorstore._errors import (
         VectorStoreError as VectorStoreError,
-    )
-    from aalis_api_vectorstore._errors import (
         VectorStoreUnavailable as VectorStoreUnavailable,
     )
     from aalis_api_vectorstore._inmemory import (
@@ -24,68 +18,32 @@ if TYPE_CHECKING:
     )
     from aalis_api_vectorstore._recall import (
         Recall as Recall,
-    )
-    from aalis_api_vectorstore._recall import (
         RecallHit as RecallHit,
-    )
-    from aalis_api_vectorstore._recall import (
         RecallUnavailable as RecallUnavailable,
     )
     from aalis_api_vectorstore._store import (
         DroppedSessions as DroppedSessions,
-    )
-    from aalis_api_vectorstore._store import (
         VectorStore as VectorStore,
     )
     from aalis_api_vectorstore._types import (
         ModelStats as ModelStats,
-    )
-    from aalis_api_vectorstore._types import (
         ScopeFilter as ScopeFilter,
-    )
-    from aalis_api_vectorstore._types import (
         VectorEntry as VectorEntry,
-    )
-    from aalis_api_vectorstore._types import (
         VectorHit as VectorHit,
-    )
-    from aalis_api_vectorstore._types import (
         VectorKey as VectorKey,
-    )
-    from aalis_api_vectorstore._types import (
         VectorRecord as VectorRecord,
-    )
-    from aalis_api_vectorstore._types import (
         VectorStoreStats as VectorStoreStats,
     )
     from aalis_api_vectorstore._validation import (
         batch_dims as batch_dims,
-    )
-    from aalis_api_vectorstore._validation import (
         check_delete as check_delete,
-    )
-    from aalis_api_vectorstore._validation import (
         check_dims as check_dims,
-    )
-    from aalis_api_vectorstore._validation import (
         check_ids as check_ids,
-    )
-    from aalis_api_vectorstore._validation import (
         check_k as check_k,
-    )
-    from aalis_api_vectorstore._validation import (
         check_records as check_records,
-    )
-    from aalis_api_vectorstore._validation import (
         check_session_id as check_session_id,
-    )
-    from aalis_api_vectorstore._validation import (
         check_timestamps as check_timestamps,
-    )
-    from aalis_api_vectorstore._validation import (
         check_where as check_where,
-    )
-    from aalis_api_vectorstore._validation import (
         float_row as float_row,
     )
 

@@ -6,23 +6,11 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from aalis_schema_message._message import (
         CONTROL_KINDS as CONTROL_KINDS,
-    )
-    from aalis_schema_message._message import (
         JSON as JSON,
-    )
-    from aalis_schema_message._message import (
         WELL_KNOWN_ROLES as WELL_KNOWN_ROLES,
-    )
-    from aalis_schema_message._message import (
         Message as Message,
-    )
-    from aalis_schema_message._message import (
         ToolCall as ToolCall,
-    )
-    from aalis_schema_message._message import (
         new_message_id as new_message_id,
-    )
-    from aalis_schema_message._message import (
         now_ms as now_ms,
     )
 

@@ -2,8 +2,7 @@ import json
 
 import pytest
 from aalis_schema_message import CONTROL_KINDS, Message, ToolCall
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 json_scalars = (
     st.none()

@@ -11,17 +11,11 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from aalis_plugin_notes._notes import (
         NAMESPACE as NAMESPACE,
-    )
-    from aalis_plugin_notes._notes import (
         Note as Note,
-    )
-    from aalis_plugin_notes._notes import (
         Notes as Notes,
     )
     from aalis_plugin_notes._plugin import (
         NotesConfig as NotesConfig,
-    )
-    from aalis_plugin_notes._plugin import (
         NotesPlugin as NotesPlugin,
     )
 

@@ -9,20 +9,10 @@ if TYPE_CHECKING:
     )
     from aalis_google_adk._sessions import (
         APP_STATE as APP_STATE,
-    )
-    from aalis_google_adk._sessions import (
         EVENT_KEY as EVENT_KEY,
-    )
-    from aalis_google_adk._sessions import (
         AalisSessionService as AalisSessionService,
-    )
-    from aalis_google_adk._sessions import (
         aalis_session_id as aalis_session_id,
-    )
-    from aalis_google_adk._sessions import (
         event_to_message as event_to_message,
-    )
-    from aalis_google_adk._sessions import (
         message_to_event as message_to_event,
     )
 

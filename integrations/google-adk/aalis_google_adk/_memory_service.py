@@ -16,8 +16,7 @@ from datetime import UTC, datetime
 from typing import Any, TypeVar, cast
 
 from aalis_agent import host_and_bridge, save_conversation
-from aalis_api_memory import MemoryService
-from aalis_api_memory import memory as memory_capability
+from aalis_api_memory import MemoryService, memory as memory_capability
 from aalis_api_vectorstore import recall as recall_capability
 from google.adk.memory.base_memory_service import BaseMemoryService, SearchMemoryResponse
 from google.adk.memory.memory_entry import MemoryEntry

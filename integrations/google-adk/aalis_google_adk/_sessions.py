@@ -23,8 +23,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar, cast
 
 from aalis_agent import host_and_bridge, run_clear, save_conversation
-from aalis_api_memory import Delete, MemoryService, Put
-from aalis_api_memory import memory as memory_capability
+from aalis_api_memory import Delete, MemoryService, Put, memory as memory_capability
 from aalis_schema_message import Message, ToolCall
 from google.adk.events.event import Event
 from google.adk.sessions import _session_util

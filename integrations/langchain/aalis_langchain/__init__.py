@@ -6,23 +6,13 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from aalis_langchain._convert import (
         AALIS_KEY as AALIS_KEY,
-    )
-    from aalis_langchain._convert import (
         LANGCHAIN_KEY as LANGCHAIN_KEY,
-    )
-    from aalis_langchain._convert import (
         from_aalis as from_aalis,
-    )
-    from aalis_langchain._convert import (
         to_aalis as to_aalis,
     )
     from aalis_langchain._history import (
         SUMMARY_PREFIX as SUMMARY_PREFIX,
-    )
-    from aalis_langchain._history import (
         AalisChatMessageHistory as AalisChatMessageHistory,
-    )
-    from aalis_langchain._history import (
         ClearFailed as ClearFailed,
     )
 

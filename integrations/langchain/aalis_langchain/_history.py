@@ -22,8 +22,8 @@ from aalis_api_memory import (
     Person,
     compression,
     history_cleared,
+    memory as memory_capability,
 )
-from aalis_api_memory import memory as memory_capability
 from aalis_schema_message import Message
 from langchain_core.chat_history import BaseChatMessageHistory
 from langchain_core.messages import BaseMessage, SystemMessage

@@ -6,23 +6,13 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from aalis_langgraph._saver import (
         PREFIX as PREFIX,
-    )
-    from aalis_langgraph._saver import (
         THREADS as THREADS,
-    )
-    from aalis_langgraph._saver import (
         AalisSaver as AalisSaver,
-    )
-    from aalis_langgraph._saver import (
         thread_namespace as thread_namespace,
     )
     from aalis_langgraph._store import (
         REGISTRY as REGISTRY,
-    )
-    from aalis_langgraph._store import (
         AalisStore as AalisStore,
-    )
-    from aalis_langgraph._store import (
         store_namespace as store_namespace,
     )
 

@@ -27,8 +27,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequen
 from typing import Any, TypeVar, cast
 
 from aalis_agent import host_and_bridge
-from aalis_api_memory import Delete, MemoryService, Put
-from aalis_api_memory import memory as memory_capability
+from aalis_api_memory import Delete, MemoryService, Put, memory as memory_capability
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import (
     WRITES_IDX_MAP,

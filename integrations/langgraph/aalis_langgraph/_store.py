@@ -24,8 +24,7 @@ from typing import Any, cast
 
 from aalis_agent import host_and_bridge
 from aalis_api_embedding import embedding
-from aalis_api_memory import Delete, MemoryService, Put
-from aalis_api_memory import memory as memory_capability
+from aalis_api_memory import Delete, MemoryService, Put, memory as memory_capability
 from langgraph.store.base import (
     BaseStore,
     GetOp,

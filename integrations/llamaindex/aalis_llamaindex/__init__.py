@@ -6,20 +6,12 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from aalis_llamaindex._chat_store import (
         AalisChatStore as AalisChatStore,
-    )
-    from aalis_llamaindex._chat_store import (
         ClearFailed as ClearFailed,
     )
     from aalis_llamaindex._convert import (
         AALIS_KEY as AALIS_KEY,
-    )
-    from aalis_llamaindex._convert import (
         LLAMAINDEX_KEY as LLAMAINDEX_KEY,
-    )
-    from aalis_llamaindex._convert import (
         from_aalis as from_aalis,
-    )
-    from aalis_llamaindex._convert import (
         to_aalis as to_aalis,
     )
     from aalis_llamaindex._db_chat_store import (

@@ -23,9 +23,9 @@ from aalis_api_memory import (
     Rewrite,
     Transfer,
     history_cleared,
+    memory as memory_capability,
     supports,
 )
-from aalis_api_memory import memory as memory_capability
 from llama_index.core.base.llms.types import ChatMessage
 from llama_index.core.storage.chat_store.base import BaseChatStore
 from pydantic import PrivateAttr

@@ -16,8 +16,15 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar, cast
 
 from aalis_agent import LoopBridge, host_and_bridge, run_clear, save_conversation
-from aalis_api_memory import FullHistory, MemoryService, MessagesById, Person, Transfer, supports
-from aalis_api_memory import memory as memory_capability
+from aalis_api_memory import (
+    FullHistory,
+    MemoryService,
+    MessagesById,
+    Person,
+    Transfer,
+    memory as memory_capability,
+    supports,
+)
 from aalis_schema_message import Message
 from llama_index.core.base.llms.types import ChatMessage
 from llama_index.core.storage.chat_store.base_db import AsyncDBChatStore, MessageStatus

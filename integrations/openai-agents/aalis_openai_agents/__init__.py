@@ -6,17 +6,11 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from aalis_openai_agents._convert import (
         ITEM_KEY as ITEM_KEY,
-    )
-    from aalis_openai_agents._convert import (
         item_to_message as item_to_message,
-    )
-    from aalis_openai_agents._convert import (
         message_to_items as message_to_items,
     )
     from aalis_openai_agents._session import (
         AalisSession as AalisSession,
-    )
-    from aalis_openai_agents._session import (
         ClearFailed as ClearFailed,
     )
 

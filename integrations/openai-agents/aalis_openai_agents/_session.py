@@ -37,9 +37,9 @@ from aalis_api_memory import (
     Rewrite,
     compression,
     history_cleared,
+    memory as memory_capability,
     supports,
 )
-from aalis_api_memory import memory as memory_capability
 from aalis_schema_message import Message
 
 from aalis_openai_agents._convert import Item, item_to_message, message_to_items

@@ -6,14 +6,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from aalis_pydantic_ai._history import (
         MESSAGE_KEY as MESSAGE_KEY,
-    )
-    from aalis_pydantic_ai._history import (
         AalisHistory as AalisHistory,
-    )
-    from aalis_pydantic_ai._history import (
         from_aalis as from_aalis,
-    )
-    from aalis_pydantic_ai._history import (
         to_aalis as to_aalis,
     )
 

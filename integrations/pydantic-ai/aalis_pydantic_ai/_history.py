@@ -26,8 +26,13 @@ from aalis_agent import (
     run_clear,
     save_conversation,
 )
-from aalis_api_memory import ClearResult, MemoryService, Person, compression
-from aalis_api_memory import memory as memory_capability
+from aalis_api_memory import (
+    ClearResult,
+    MemoryService,
+    Person,
+    compression,
+    memory as memory_capability,
+)
 from aalis_schema_message import Message, ToolCall
 from pydantic_ai.messages import (
     ModelMessage,

@@ -12,8 +12,6 @@ if TYPE_CHECKING:
     )
     from aalis_plugin_chat._session import (
         ChatSession as ChatSession,
-    )
-    from aalis_plugin_chat._session import (
         Reply as Reply,
     )
     from aalis_plugin_chat._standin import (

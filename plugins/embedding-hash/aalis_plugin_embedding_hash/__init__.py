@@ -6,11 +6,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from aalis_plugin_embedding_hash._plugin import (
         PRIORITY as PRIORITY,
-    )
-    from aalis_plugin_embedding_hash._plugin import (
         EmbeddingHash as EmbeddingHash,
-    )
-    from aalis_plugin_embedding_hash._plugin import (
         HashConfig as HashConfig,
     )
 

@@ -6,17 +6,11 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from aalis_plugin_embedding_local._embedder import (
         INSTALL_HINT as INSTALL_HINT,
-    )
-    from aalis_plugin_embedding_local._embedder import (
         LocalE5Embedder as LocalE5Embedder,
     )
     from aalis_plugin_embedding_local._plugin import (
         PRIORITY as PRIORITY,
-    )
-    from aalis_plugin_embedding_local._plugin import (
         EmbeddingLocal as EmbeddingLocal,
-    )
-    from aalis_plugin_embedding_local._plugin import (
         LocalConfig as LocalConfig,
     )
 

@@ -17,8 +17,6 @@ if TYPE_CHECKING:
     )
     from aalis_plugin_mcp._server import (
         AalisMcpServer as AalisMcpServer,
-    )
-    from aalis_plugin_mcp._server import (
         build_server as build_server,
     )
 

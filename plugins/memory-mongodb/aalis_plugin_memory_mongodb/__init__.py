@@ -19,8 +19,6 @@ if TYPE_CHECKING:
     )
     from aalis_plugin_memory_mongodb._store import (
         MongoMemory as MongoMemory,
-    )
-    from aalis_plugin_memory_mongodb._store import (
         MongoUnavailable as MongoUnavailable,
     )
 

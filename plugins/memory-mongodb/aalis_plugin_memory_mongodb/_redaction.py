@@ -11,7 +11,6 @@ URI's secrets literally in any text the plugin prints or raises.
 
 from __future__ import annotations
 
-from aalis_core import MASK
-from aalis_core import UriRedactor as Redactor
+from aalis_core import MASK, UriRedactor as Redactor
 
 __all__ = ["MASK", "Redactor"]

@@ -19,8 +19,6 @@ if TYPE_CHECKING:
     )
     from aalis_plugin_memory_postgres._store import (
         PostgresMemory as PostgresMemory,
-    )
-    from aalis_plugin_memory_postgres._store import (
         PostgresUnavailable as PostgresUnavailable,
     )
 

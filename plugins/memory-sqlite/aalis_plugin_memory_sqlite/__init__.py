@@ -16,14 +16,10 @@ if TYPE_CHECKING:
     )
     from aalis_plugin_memory_sqlite._schema import (
         SCHEMA_VERSION as SCHEMA_VERSION,
-    )
-    from aalis_plugin_memory_sqlite._schema import (
         SchemaTooNew as SchemaTooNew,
     )
     from aalis_plugin_memory_sqlite._store import (
         SqliteMemory as SqliteMemory,
-    )
-    from aalis_plugin_memory_sqlite._store import (
         StoreClosed as StoreClosed,
     )
 

@@ -12,8 +12,7 @@ from aalis_plugin_memory_sqlite._codec import (
     message_columns,
 )
 from aalis_schema_message import Message, ToolCall
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 json_scalars = (
     st.none()

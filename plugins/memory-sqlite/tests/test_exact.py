@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from aalis_plugin_memory_sqlite import _exact as exact
-from aalis_plugin_memory_sqlite import _schema as schema
+from aalis_plugin_memory_sqlite import _exact as exact, _schema as schema
 from aalis_plugin_memory_sqlite._codec import message_columns
 from aalis_schema_message import Message
 

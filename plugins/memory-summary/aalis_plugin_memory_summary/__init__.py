@@ -6,8 +6,6 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from aalis_plugin_memory_summary._config import (
         MemorySummaryConfig as MemorySummaryConfig,
-    )
-    from aalis_plugin_memory_summary._config import (
         PlatformProfile as PlatformProfile,
     )
     from aalis_plugin_memory_summary._plugin import (
@@ -15,8 +13,6 @@ if TYPE_CHECKING:
     )
     from aalis_plugin_memory_summary._service import (
         CompressionOutcome as CompressionOutcome,
-    )
-    from aalis_plugin_memory_summary._service import (
         SummaryCompression as SummaryCompression,
     )
 

@@ -7,8 +7,7 @@ from collections.abc import Sequence
 
 from aalis_plugin_memory_summary._spans import ToolGroup, tool_groups
 from aalis_schema_message import Message, ToolCall
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 
 def by_scanning(snapshot: Sequence[Message]) -> list[ToolGroup]:

@@ -6,8 +6,6 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from aalis_plugin_memory_vector._plugin import (
         VECTOR_CLEAR_TYPE as VECTOR_CLEAR_TYPE,
-    )
-    from aalis_plugin_memory_vector._plugin import (
         MemoryVector as MemoryVector,
     )
 

@@ -8,8 +8,6 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from aalis_plugin_openai._config import (
         EmbeddingOpenaiConfig as EmbeddingOpenaiConfig,
-    )
-    from aalis_plugin_openai._config import (
         LlmOpenaiConfig as LlmOpenaiConfig,
     )
     from aalis_plugin_openai._embedding import (
@@ -20,8 +18,6 @@ if TYPE_CHECKING:
     )
     from aalis_plugin_openai._plugin import (
         EmbeddingOpenai as EmbeddingOpenai,
-    )
-    from aalis_plugin_openai._plugin import (
         LlmOpenai as LlmOpenai,
     )
 

@@ -30,9 +30,11 @@ from aalis_schema_message import Message
 from aalis_plugin_user_relation._config import UserRelationConfig
 from aalis_plugin_user_relation._drafts import Draft
 from aalis_plugin_user_relation._extractor import CONFIDENCE, EXTRACTOR, extract
-from aalis_plugin_user_relation._llm_extractor import CONFIDENCE as LLM_CONFIDENCE
-from aalis_plugin_user_relation._llm_extractor import EXTRACTOR as LLM_EXTRACTOR
-from aalis_plugin_user_relation._llm_extractor import LlmExtractor
+from aalis_plugin_user_relation._llm_extractor import (
+    CONFIDENCE as LLM_CONFIDENCE,
+    EXTRACTOR as LLM_EXTRACTOR,
+    LlmExtractor,
+)
 from aalis_plugin_user_relation._store import GAPS_NAMESPACE, FactStore
 
 #: message id -> what a model read in it (the offline extractor reads the rest)

@@ -9,14 +9,10 @@ if TYPE_CHECKING:
     )
     from aalis_plugin_vectorstore_sqlite._plugin import (
         PRIORITY as PRIORITY,
-    )
-    from aalis_plugin_vectorstore_sqlite._plugin import (
         VectorstoreSqlite as VectorstoreSqlite,
     )
     from aalis_plugin_vectorstore_sqlite._store import (
         SqliteVectorStore as SqliteVectorStore,
-    )
-    from aalis_plugin_vectorstore_sqlite._store import (
         StoreClosed as StoreClosed,
     )
 

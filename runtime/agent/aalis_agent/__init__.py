@@ -11,20 +11,12 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from aalis_agent._bridge import (
         BridgeDeadlock as BridgeDeadlock,
-    )
-    from aalis_agent._bridge import (
         LoopBridge as LoopBridge,
-    )
-    from aalis_agent._bridge import (
         host_and_bridge as host_and_bridge,
     )
     from aalis_agent._clearing import (
         clear_types as clear_types,
-    )
-    from aalis_agent._clearing import (
         memory_capability as memory_capability,
-    )
-    from aalis_agent._clearing import (
         run_clear as run_clear,
     )
     from aalis_agent._forgetting import (
@@ -32,116 +24,56 @@ if TYPE_CHECKING:
     )
     from aalis_agent._hookspecs import (
         EVENTS as EVENTS,
-    )
-    from aalis_agent._hookspecs import (
         prompt_contributions as prompt_contributions,
-    )
-    from aalis_agent._hookspecs import (
         token_usage as token_usage,
     )
     from aalis_agent._prompt import (
         DEFAULT_CONTRIBUTION_TIMEOUT as DEFAULT_CONTRIBUTION_TIMEOUT,
-    )
-    from aalis_agent._prompt import (
         PromptBlock as PromptBlock,
-    )
-    from aalis_agent._prompt import (
         PromptRequest as PromptRequest,
-    )
-    from aalis_agent._prompt import (
         collect_prompt_blocks as collect_prompt_blocks,
-    )
-    from aalis_agent._prompt import (
         insert_prompt_blocks as insert_prompt_blocks,
     )
     from aalis_agent._saving import (
         SAVED_EVENT as SAVED_EVENT,
-    )
-    from aalis_agent._saving import (
         SESSION_CLOCK as SESSION_CLOCK,
-    )
-    from aalis_agent._saving import (
         SessionClock as SessionClock,
-    )
-    from aalis_agent._saving import (
         announce_saved as announce_saved,
-    )
-    from aalis_agent._saving import (
         save_conversation as save_conversation,
-    )
-    from aalis_agent._saving import (
         stamped as stamped,
     )
     from aalis_agent._sync_host import (
         SyncHost as SyncHost,
-    )
-    from aalis_agent._sync_host import (
         SyncMemory as SyncMemory,
     )
     from aalis_agent._tokens import (
         MESSAGE_OVERHEAD as MESSAGE_OVERHEAD,
-    )
-    from aalis_agent._tokens import (
         estimate_message_tokens as estimate_message_tokens,
-    )
-    from aalis_agent._tokens import (
         estimate_text_tokens as estimate_text_tokens,
-    )
-    from aalis_agent._tokens import (
         is_cjk as is_cjk,
-    )
-    from aalis_agent._tokens import (
         model_text as model_text,
     )
     from aalis_agent._turn import (
         SUMMARY_HEADER as SUMMARY_HEADER,
-    )
-    from aalis_agent._turn import (
         PromptPlan as PromptPlan,
-    )
-    from aalis_agent._turn import (
         TurnBusy as TurnBusy,
-    )
-    from aalis_agent._turn import (
         TurnError as TurnError,
-    )
-    from aalis_agent._turn import (
         TurnModelFailed as TurnModelFailed,
-    )
-    from aalis_agent._turn import (
         TurnReplyNotSaved as TurnReplyNotSaved,
-    )
-    from aalis_agent._turn import (
         TurnResult as TurnResult,
-    )
-    from aalis_agent._turn import (
         TurnSettings as TurnSettings,
-    )
-    from aalis_agent._turn import (
         add_contributions as add_contributions,
-    )
-    from aalis_agent._turn import (
         build_prompt as build_prompt,
-    )
-    from aalis_agent._turn import (
         run_turn as run_turn,
-    )
-    from aalis_agent._turn import (
         session_summary as session_summary,
     )
     from aalis_agent._turn_lease import (
         TURN_LEASE_TTL_MS as TURN_LEASE_TTL_MS,
-    )
-    from aalis_agent._turn_lease import (
         hold_turn as hold_turn,
     )
     from aalis_agent._undo import (
         UndoError as UndoError,
-    )
-    from aalis_agent._undo import (
         UndoOutcome as UndoOutcome,
-    )
-    from aalis_agent._undo import (
         undo_last_turn as undo_last_turn,
     )
 

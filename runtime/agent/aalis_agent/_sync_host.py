@@ -16,9 +16,14 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, TypeVar
 
-from aalis_api_memory import ClearResult, MemoryService, PersonLike, Scope
-from aalis_api_memory import compression as compression_capability
-from aalis_api_memory import memory as memory_capability
+from aalis_api_memory import (
+    ClearResult,
+    MemoryService,
+    PersonLike,
+    Scope,
+    compression as compression_capability,
+    memory as memory_capability,
+)
 from aalis_schema_message import Message
 
 from aalis_agent._bridge import LoopBridge

@@ -4,8 +4,7 @@ import math
 
 from aalis_agent import estimate_message_tokens, estimate_text_tokens, is_cjk
 from aalis_schema_message import Message, ToolCall
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 
 def u(text: str) -> Message:

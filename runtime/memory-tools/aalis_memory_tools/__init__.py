@@ -11,143 +11,57 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from aalis_memory_tools._cli_params import (
         SESSION as SESSION,
-    )
-    from aalis_memory_tools._cli_params import (
         SessionId as SessionId,
     )
     from aalis_memory_tools._cli_plugin import (
         CommandError as CommandError,
-    )
-    from aalis_memory_tools._cli_plugin import (
         MemoryCli as MemoryCli,
     )
     from aalis_memory_tools._export_format import (
         FORMAT as FORMAT,
-    )
-    from aalis_memory_tools._export_format import (
         FORMAT_VERSION as FORMAT_VERSION,
-    )
-    from aalis_memory_tools._export_format import (
         ExportFile as ExportFile,
-    )
-    from aalis_memory_tools._export_format import (
         ExportSummary as ExportSummary,
-    )
-    from aalis_memory_tools._export_format import (
         TransferError as TransferError,
-    )
-    from aalis_memory_tools._export_format import (
         dumps as dumps,
-    )
-    from aalis_memory_tools._export_format import (
         header as header,
-    )
-    from aalis_memory_tools._export_format import (
         iter_lines as iter_lines,
-    )
-    from aalis_memory_tools._export_format import (
         iter_sessions as iter_sessions,
-    )
-    from aalis_memory_tools._export_format import (
         message_line as message_line,
-    )
-    from aalis_memory_tools._export_format import (
         metadata_line as metadata_line,
-    )
-    from aalis_memory_tools._export_format import (
         parse_export as parse_export,
-    )
-    from aalis_memory_tools._export_format import (
         reopenable as reopenable,
-    )
-    from aalis_memory_tools._export_format import (
         scan_export as scan_export,
-    )
-    from aalis_memory_tools._export_format import (
         store_order as store_order,
     )
     from aalis_memory_tools._transfer import (
         METADATA_BATCH as METADATA_BATCH,
-    )
-    from aalis_memory_tools._transfer import (
         ExportReport as ExportReport,
-    )
-    from aalis_memory_tools._transfer import (
         MigrateReport as MigrateReport,
-    )
-    from aalis_memory_tools._transfer import (
         OversizeMessage as OversizeMessage,
-    )
-    from aalis_memory_tools._transfer import (
         Plan as Plan,
-    )
-    from aalis_memory_tools._transfer import (
         ProgressFn as ProgressFn,
-    )
-    from aalis_memory_tools._transfer import (
         SizeLimit as SizeLimit,
-    )
-    from aalis_memory_tools._transfer import (
         TextOutput as TextOutput,
-    )
-    from aalis_memory_tools._transfer import (
         WriteReport as WriteReport,
-    )
-    from aalis_memory_tools._transfer import (
         atomic_output as atomic_output,
-    )
-    from aalis_memory_tools._transfer import (
         check_export_file as check_export_file,
-    )
-    from aalis_memory_tools._transfer import (
         conversation_messages as conversation_messages,
-    )
-    from aalis_memory_tools._transfer import (
         export_lines as export_lines,
-    )
-    from aalis_memory_tools._transfer import (
         export_sessions as export_sessions,
-    )
-    from aalis_memory_tools._transfer import (
         export_source as export_source,
-    )
-    from aalis_memory_tools._transfer import (
         import_file as import_file,
-    )
-    from aalis_memory_tools._transfer import (
         import_into as import_into,
-    )
-    from aalis_memory_tools._transfer import (
         import_target as import_target,
-    )
-    from aalis_memory_tools._transfer import (
         left_out as left_out,
-    )
-    from aalis_memory_tools._transfer import (
         left_out_text as left_out_text,
-    )
-    from aalis_memory_tools._transfer import (
         memory_holders as memory_holders,
-    )
-    from aalis_memory_tools._transfer import (
         migrate_between as migrate_between,
-    )
-    from aalis_memory_tools._transfer import (
         migration_stores as migration_stores,
-    )
-    from aalis_memory_tools._transfer import (
         plan_session as plan_session,
-    )
-    from aalis_memory_tools._transfer import (
         read_metadata as read_metadata,
-    )
-    from aalis_memory_tools._transfer import (
         refuse_volatile as refuse_volatile,
-    )
-    from aalis_memory_tools._transfer import (
         require as require,
-    )
-    from aalis_memory_tools._transfer import (
         write_atomically as write_atomically,
     )
 

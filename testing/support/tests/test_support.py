@@ -11,8 +11,7 @@ import uuid
 import pytest
 from aalis_test_support.backends import BACKENDS, drop_server_data, plugin_class
 from aalis_test_support.mongodb import TestServer as MongoServer
-from aalis_test_support.postgres import TestServer as PostgresServer
-from aalis_test_support.postgres import fresh_schema, uri_as
+from aalis_test_support.postgres import TestServer as PostgresServer, fresh_schema, uri_as
 
 
 def test_the_mongodb_fixture_is_a_server_that_answers(mongodb_server: MongoServer) -> None:
