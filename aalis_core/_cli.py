@@ -203,6 +203,13 @@ def load_plugin_commands(group: click.Group) -> list[str]:
     return registered
 
 
+def _refused_plugins() -> list[tuple[str, str]]:
+    """(name, error) of the plugins the host that loaded the commands refused."""
+    if _spare is None:
+        return []
+    return [(info.name, info.error or "") for info in _spare[1].plugins() if info.state == "error"]
+
+
 class AalisGroup(click.Group):
     """The ``aalis`` group: loads plugins' commands on first lookup.
 
@@ -266,6 +273,17 @@ class AalisGroup(click.Group):
             # The command may belong to a plugin that could not load: say why, not
             # "No such command".
             raise click.ClickException(format_error(self._load_error))
+        if command is None:
+            refused = _refused_plugins()
+            if refused:
+                # A plugin the host refused (its table is invalid, its import failed) added
+                # no command; the one asked for may be its: name why, not only "No such
+                # command".
+                lines = "\n".join(f"  {name}: {error}" for name, error in refused)
+                raise click.ClickException(
+                    f"no command {cmd_name!r}; these plugins failed to load, so their "
+                    f"commands are missing:\n{lines}"
+                )
         return command
 
 

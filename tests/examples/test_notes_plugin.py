@@ -57,7 +57,7 @@ def installed() -> str:
 
 
 def test_the_example_is_installed_with_its_entry_point(installed: str) -> None:
-    assert installed == "0.1.0"
+    assert installed == "0.2.0"
     spec = importlib.util.find_spec("aalis_plugin_notes")
     assert spec is not None
     assert spec.origin is not None
@@ -79,11 +79,11 @@ def test_a_non_editable_wheel_carries_the_entry_point(tmp_path: Path) -> None:
     if importlib.util.find_spec("hatchling") is not None:  # build offline with what is here
         command.insert(4, "--no-build-isolation")
     subprocess.run(command, check=True, timeout=300)
-    (wheel,) = tmp_path.glob("aalis_plugin_notes-0.1.0-*.whl")
+    (wheel,) = tmp_path.glob("aalis_plugin_notes-0.2.0-*.whl")
     with zipfile.ZipFile(wheel) as archive:
         names = archive.namelist()
-        entry_points = archive.read("aalis_plugin_notes-0.1.0.dist-info/entry_points.txt")
-        metadata = archive.read("aalis_plugin_notes-0.1.0.dist-info/METADATA").decode()
+        entry_points = archive.read("aalis_plugin_notes-0.2.0.dist-info/entry_points.txt")
+        metadata = archive.read("aalis_plugin_notes-0.2.0.dist-info/METADATA").decode()
     text = entry_points.decode()
     assert "[aalis.plugins]" in text
     assert ENTRY_POINT in text
