@@ -162,12 +162,14 @@ def test_the_sqlite_plugin_installs_alone_then_the_agent_then_the_chat_runs_on_i
     assert states["memory-sqlite"] == "active"
     assert "chat" not in states
 
-    # The agent runtime comes on top of the contract alone: no CLI tools, no plugin.
+    # The agent runtime comes on top of the contracts alone (memory, and llm for the model a
+    # turn takes): no CLI tools, no plugin.
     _install_alone(clean_venv, wheelhouse, "aalis-agent")
     assert set(_aalis_installed(clean_venv)) == {
         "aalis-core",
         "aalis-schema-message",
         "aalis-api-memory",
+        "aalis-api-llm",
         "aalis-plugin-memory-sqlite",
         "aalis-agent",
     }
