@@ -34,17 +34,23 @@ JOBS = {
     "metadata": ("_save_metadata", "_commit_metadata", "_list_namespaces"),
     "leases": ("_acquire_lease", "_release_lease"),
 }
-EVERYWHERE = {"__init__", "plugin", "config", "store", "base", *JOBS}
+#: The private module names every backend has (``_plugin.py``, ...), besides ``__init__``.
+EVERYWHERE = {"plugin", "config", "store", "base", *JOBS}
 
 
 @pytest.mark.parametrize("backend", sorted(BACKENDS))
 def test_every_backend_has_the_modules_of_the_layout(backend: str) -> None:
     package, _store = BACKENDS[backend]
-    found = {path.stem for path in (ROOT / "plugins" / backend / package).glob("*.py")}
+    found = {
+        path.stem.removeprefix("_") for path in (ROOT / "plugins" / backend / package).glob("_*.py")
+    }
     assert found >= EVERYWHERE, f"{backend} lacks {sorted(EVERYWHERE - found)}"
     entry = tomllib.loads((ROOT / "plugins" / backend / "pyproject.toml").read_text("utf-8"))
     target = entry["project"]["entry-points"]["aalis.plugins"][backend]
-    assert target.startswith(f"{package}.plugin:"), target
+    # The entry point names the package's public plugin class, defined in ``_plugin.py``.
+    assert target.startswith(f"{package}:"), target
+    cls = getattr(importlib.import_module(package), target.split(":")[1])
+    assert cls.__module__ == f"{package}._plugin", cls.__module__
 
 
 @pytest.mark.parametrize("backend", sorted(BACKENDS))
@@ -54,10 +60,10 @@ def test_each_job_is_implemented_in_its_module(backend: str, job: str) -> None:
     neighbour, and no module of the backend is over 600 lines."""
     package, store_name = BACKENDS[backend]
     pytest.importorskip(package)
-    store = getattr(importlib.import_module(f"{package}.store"), store_name)
+    store = getattr(importlib.import_module(f"{package}._store"), store_name)
     for method in JOBS[job]:
         owner = next(cls for cls in store.__mro__ if method in vars(cls))
-        assert owner.__module__ == f"{package}.{job}", (
+        assert owner.__module__ == f"{package}._{job}", (
             f"{store_name}.{method} is defined in {owner.__module__}.{owner.__name__}"
         )
     for path in (ROOT / "plugins" / backend / package).glob("*.py"):

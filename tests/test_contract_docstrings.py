@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from aalis_core._capability import Capability
+from aalis_core import Capability
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -30,7 +30,9 @@ def _contract_packages() -> list[str]:
 def _protocol_classes() -> list[type]:
     modules: dict[str, None] = {}
     for name in _contract_packages():
-        for value in vars(importlib.import_module(name)).values():
+        package = importlib.import_module(name)
+        # The public names, loaded (a package re-exports lazily: vars() holds only used ones).
+        for value in (getattr(package, public) for public in package.__all__):
             if isinstance(value, Capability):
                 modules[value.protocol.__module__] = None
     classes: list[type] = []

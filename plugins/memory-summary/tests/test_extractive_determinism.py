@@ -19,7 +19,7 @@ SCRIPT = f"""
 import sys
 sys.path.insert(0, {str(BENCHMARKS)!r})
 from compression_cost import chat
-from aalis_plugin_memory_summary import extractive
+from aalis_plugin_memory_summary import _extractive as extractive
 items = [(r.message.role, r.message.content) for r in chat(10000) if r.message.content]
 previous = extractive.summarise(None, items)
 print(extractive.summarise(previous, items[:5000]))
