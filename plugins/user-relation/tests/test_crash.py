@@ -16,7 +16,7 @@ from aalis_core import Host
 from aalis_api_memory import memory
 from aalis_plugin_memory_sqlite._plugin import MemorySqlite
 from aalis_plugin_user_relation._plugin import UserRelation
-from aalis_plugin_user_relation import deriver as deriver_module
+from aalis_plugin_user_relation import _deriver as deriver_module
 from aalis_schema_message import Message, new_message_id
 
 async def main():
