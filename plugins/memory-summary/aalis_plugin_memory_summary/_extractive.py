@@ -54,7 +54,6 @@ from aalis_agent import estimate_text_tokens
 
 from aalis_core import gc_paused
 
-EXTRACTIVE_ID = "extractive"
 HEADER = (
     "[Extractive summary: sentences quoted offline from the conversation, what the user said"
     " first; no model wrote it.]"
@@ -560,7 +559,6 @@ def summarise(previous: str | None, items: Sequence[tuple[str, str]]) -> str:
 
 
 __all__ = [
-    "EXTRACTIVE_ID",
     "HEADER",
     "LEGACY_HEADERS",
     "STOP_WORDS",

@@ -24,7 +24,7 @@ from aalis_api_memory import (
 )
 from aalis_schema_message import CONTROL_KINDS, now_ms
 
-from aalis_plugin_memory_summary._extractive import EXTRACTIVE_ID, summarise
+from aalis_plugin_memory_summary._ids import EXTRACTIVE_ID
 from aalis_plugin_memory_summary._records import (
     PENDING_NAMESPACE,
     SUMMARY_NAMESPACE,
@@ -67,6 +67,8 @@ async def _recompute(memory: MemoryService, sid: str) -> str:
         and isinstance(r.message.content, str)
         and r.message.content.strip()
     ]
+    from aalis_plugin_memory_summary._extractive import summarise  # only a forget needs it
+
     items = [(m.role, str(m.content)) for m in remaining]
     text = await asyncio.to_thread(summarise, None, items) if items else ""
     if not text.strip():

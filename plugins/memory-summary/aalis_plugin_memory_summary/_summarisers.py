@@ -16,9 +16,9 @@ from aalis_api_llm import ChatModel
 from aalis_api_memory import AalisMemoryError
 from aalis_schema_message import Message
 
-import aalis_plugin_memory_summary._extractive as extractive
 from aalis_plugin_memory_summary._check import SummaryRejected, check_summary
 from aalis_plugin_memory_summary._config import DEFAULT_MAX_REPLY_CHARS
+from aalis_plugin_memory_summary._ids import EXTRACTIVE_ID
 from aalis_plugin_memory_summary._prompt import (
     SYSTEM_PROMPT,
     ParsedReply,
@@ -122,7 +122,7 @@ class LlmSummariser:
 class ExtractiveSummariser:
     """The offline summariser of ``extractive``; never keeps anything verbatim."""
 
-    id = extractive.EXTRACTIVE_ID
+    id = EXTRACTIVE_ID
 
     async def summarise(
         self, previous: str | None, snapshot: Sequence[Message], positions: Sequence[int]
@@ -132,8 +132,12 @@ class ExtractiveSummariser:
             message = snapshot[position]
             if message.content:
                 items.append((message.role, message.content))
+        # Imported here: its tables and patterns cost every ``aalis`` command's start-up
+        # otherwise, and only a compression needs them.
+        from aalis_plugin_memory_summary._extractive import summarise
+
         # CPU-bound on long spans: keep the event loop (other sessions' chats) responsive.
-        text = await asyncio.to_thread(extractive.summarise, previous, items)
+        text = await asyncio.to_thread(summarise, previous, items)
         if not text.strip():
             raise SummaryFailed("the span holds no text to summarise")
         return ParsedReply(summary=text, keep=(), structured=True)
