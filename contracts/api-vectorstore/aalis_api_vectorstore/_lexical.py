@@ -160,11 +160,16 @@ def _bigrams(run: str) -> list[str]:
 
 
 def _names(run: str) -> list[str]:
-    return [
-        run[i : i + 2]
-        for i in range(len(run) - 1)
-        if run[i] in _SURNAMES and "\u4e00" <= run[i + 1] <= "\u9fff"
-    ]
+    # A name's second character starts no name of its own (王雷问: 王雷, not also 雷问).
+    names: list[str] = []
+    i = 0
+    while i < len(run) - 1:
+        if run[i] in _SURNAMES and "\u4e00" <= run[i + 1] <= "\u9fff":
+            names.append(run[i : i + 2])
+            i += 2
+        else:
+            i += 1
+    return names
 
 
 def lexical_terms(text: str) -> LexicalTerms:

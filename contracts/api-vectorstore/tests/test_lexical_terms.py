@@ -17,6 +17,7 @@ _FULL_WIDTH = "".join(chr(ord(ch) + 0xFEE0) for ch in "AX-55812-K")
         ("in ParseRefundWindow and HTTPServer", ("parserefundwindow", "httpserver")),
         ("version v2 of build 55812", ("v2", "55812")),
         ("上次王磊问的", ("王磊",)),
+        ("王雷问了", ("王雷",)),  # 雷 is a surname too, but not inside a name
         ("plain words only, nothing else", ()),
         (_FULL_WIDTH, ("ax-55812-k",)),  # full width is the same identifier
     ],
