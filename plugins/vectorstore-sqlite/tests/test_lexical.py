@@ -111,3 +111,34 @@ async def test_long_session_lists_filter_inside_the_match(tmp_path: Path) -> Non
         hits = await store.lexical_search("code", 1000, scope(None, exclude=wanted))
         assert [h.text for h in hits] == ["code Q-1"] * len(hits)
         assert len(hits) == 600
+
+
+async def test_common_terms_only_fill_up_and_keep_k_in_scope(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # With a low bar for "common", the same rules hold on the path a long history takes:
+    # rare terms ranked first, common ones filling up to k, the scope inside both.
+    from aalis_plugin_vectorstore_sqlite import _lexical
+
+    monkeypatch.setattr(_lexical, "COMMON_ROWS", 5)
+    monkeypatch.setattr(_lexical, "WINDOW", 4)
+    records = [
+        rec(f"other{i % 3}", i, seeded_vector(i), text=f"the order status {i}") for i in range(60)
+    ]
+    records += [
+        rec("mine", 100 + i, seeded_vector(f"m{i}"), text=f"my order status {i}") for i in range(6)
+    ]
+    records.append(rec("mine", 200, seeded_vector("t"), text="AX-55812-K left the warehouse"))
+    records.append(rec("other0", 201, seeded_vector("o"), text="AX-55812-K order status too"))
+    async with SqliteVectorStore(tmp_path / "v.db") as store:
+        await store.upsert(records)
+        hits = await store.lexical_search("order status AX-55812-K", 5, scope(["mine"]))
+        assert hits[0].text == "AX-55812-K left the warehouse"
+        assert len(hits) == 5
+        assert {h.session_id for h in hits} == {"mine"}
+        scores = [h.score for h in hits]
+        assert scores == sorted(scores, reverse=True)
+        assert min(scores) > 0
+        # Only common terms: the latest matches in scope, k of them.
+        hits = await store.lexical_search("order status", 3, scope(["mine"]))
+        assert [h.text for h in hits] == [f"my order status {i}" for i in (5, 4, 3)]
