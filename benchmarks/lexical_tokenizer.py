@@ -10,7 +10,8 @@ near identifier (AX-55813-K for AX-55812-K, 王蕾 for 王磊, ``_refund_windows
 unrelated chatter. Reported per language: hit@1, hit@5, MRR (over the first 10), query
 p50/p95, and the index's bytes per message and build time (dbstat).
 
-Run: ``.venv/bin/python benchmarks/lexical_tokenizer.py [--filler N ...]``.
+Run: ``.venv/bin/python benchmarks/lexical_tokenizer.py [--quick] [--out FILE]`` (the report
+goes to ``benchmarks/results/lexical_tokenizer.json``).
 """
 
 from __future__ import annotations
@@ -20,10 +21,19 @@ import random
 import re
 import sqlite3
 import statistics
+import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
+from typing import Any
 
 from aalis_api_vectorstore import lexical_terms
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _harness import Report, parse_args, print_table, run
+
+NAME = "lexical_tokenizer"
 
 SURNAMES = "王李张刘陈杨黄赵吴周徐孙朱胡郭何林罗郑梁"
 GIVEN = "磊蕾雷伟芳娜敏静丽强军洋勇艳杰涛明超秀霞平刚"
@@ -138,8 +148,8 @@ class Trigram:
 
     def search(self, query: str, k: int, tier: bool) -> list[int]:
         parts = [w for w in re.findall(r"[\w\-·.]+", query) if len(w) >= 3 and not CJK.search(w)]
-        for run in CJK.findall(query):
-            parts += [run[i : i + 3] for i in range(len(run) - 2)]
+        for chars in CJK.findall(query):
+            parts += [chars[i : i + 3] for i in range(len(chars) - 2)]
         terms = list(dict.fromkeys(p.lower() for p in parts))
         if not terms:
             return []
@@ -192,7 +202,7 @@ def index_bytes(conn: sqlite3.Connection) -> int:
     return int(conn.execute("SELECT sum(pgsize) FROM dbstat WHERE name LIKE 't%'").fetchone()[0])
 
 
-def evaluate(search: Callable[[str], list[int]], cases: list[Case], lang: str) -> str:
+def evaluate(search: Callable[[str], list[int]], cases: list[Case], lang: str) -> dict[str, Any]:
     chosen = [(q, t) for q, t, language in cases if language == lang]
     hit1 = hit5 = mrr = 0.0
     times: list[float] = []
@@ -204,27 +214,27 @@ def evaluate(search: Callable[[str], list[int]], cases: list[Case], lang: str) -
         hit5 += target in got[:5]
         mrr += 1 / (got.index(target) + 1) if target in got else 0.0
     n = len(chosen)
-    p95 = sorted(times)[int(0.95 * n)] * 1000
-    return (
-        f"{lang}: hit@1 {hit1 / n:.2f} hit@5 {hit5 / n:.2f} MRR {mrr / n:.2f} "
-        f"p50 {statistics.median(times) * 1000:.2f} ms p95 {p95:.2f} ms"
-    )
+    return {
+        "hit@1": round(hit1 / n, 3),
+        "hit@5": round(hit5 / n, 3),
+        "mrr": round(mrr / n, 3),
+        "p50_ms": round(statistics.median(times) * 1000, 2),
+        "p95_ms": round(sorted(times)[int(0.95 * n)] * 1000, 2),
+    }
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--cases", type=int, default=240)
-    parser.add_argument("--filler", type=int, nargs="+", default=[2000, 50000])
-    args = parser.parse_args()
-    for filler in args.filler:
-        docs, cases = build(random.Random(7), args.cases, filler)
+def main(args: argparse.Namespace) -> None:
+    cases_n = 40 if args.quick else 240
+    fillers = [500] if args.quick else [2000, 50000]
+    report = Report(NAME, args, {"cases": cases_n, "filler": fillers, "seed": 7})
+    for filler in fillers:
+        docs, cases = build(random.Random(7), cases_n, filler)
         trigram, terms = Trigram(docs), Terms(docs)
-        print(f"\n== {len(docs)} messages, {len(cases)} queries (half Chinese) ==")
-        for label, store in (("trigram", trigram), ("unicode61 + terms", terms)):
-            print(
-                f"{label}: index {index_bytes(store.conn) / len(docs):.0f} bytes/message, "
-                f"built in {store.build_s:.2f} s"
-            )
+        sizes = {
+            "trigram": (index_bytes(trigram.conn) / len(docs), trigram.build_s),
+            "unicode61 + terms": (index_bytes(terms.conn) / len(docs), terms.build_s),
+        }
+        rows = []
         for label, store, tier in (
             ("trigram, BM25", trigram, False),
             ("trigram, identifier tier + BM25", trigram, True),
@@ -235,15 +245,30 @@ def main() -> None:
             def search(query: str, store: Trigram | Terms = store, tier: bool = tier) -> list[int]:
                 return store.search(query, 10, tier)
 
-            print(
-                f"{label:42s} " + "  ".join(evaluate(search, cases, lang) for lang in ("en", "zh"))
-            )
-        print(
-            "a two-character name alone (王磊):",
-            f"trigram finds {len(trigram.search('王磊', 5, True))},",
-            f"terms find {len(terms.search(docs[cases[1][1]][:2], 5, True))}",
+            tokenizer = "trigram" if store is trigram else "unicode61 + terms"
+            for lang in ("en", "zh"):
+                figures = evaluate(search, cases, lang)
+                report.row(
+                    messages=len(docs),
+                    leg=label,
+                    language=lang,
+                    index_bytes_per_message=round(sizes[tokenizer][0]),
+                    build_s=round(sizes[tokenizer][1], 2),
+                    **figures,
+                )
+                rows.append([label, lang, *figures.values(), round(sizes[tokenizer][0])])
+        print_table(
+            f"{len(docs)} messages, {len(cases)} queries (half Chinese)",
+            ["leg", "lang", "hit@1", "hit@5", "MRR", "p50 ms", "p95 ms", "index B/msg"],
+            rows,
         )
+        short = docs[cases[1][1]][:2]
+        report.note(
+            f"a two-character name alone ({short}) at {len(docs)} messages: trigram finds "
+            f"{len(trigram.search(short, 5, True))}, terms find {len(terms.search(short, 5, True))}"
+        )
+    report.finish()
 
 
 if __name__ == "__main__":
-    main()
+    run(main, parse_args(NAME, (__doc__ or "").split("\n\n")[0]))
