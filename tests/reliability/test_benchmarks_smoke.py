@@ -89,6 +89,7 @@ NEEDS: dict[str, list[str]] = {
     "compression_cost": ["aalis_plugin_memory_summary", "aalis_plugin_memory_sqlite"],
     "recall_quality": ["aalis_plugin_memory_vector", "aalis_plugin_memory_inmemory"],
     "recall_speed": ["aalis_plugin_vectorstore_sqlite", "numpy"],
+    "lexical_tokenizer": ["aalis_api_vectorstore"],
     "agents_vs_builtins": [
         "aalis_openai_agents",
         "aalis_langgraph",

@@ -17,15 +17,20 @@ A store whose search is approximate (an HNSW index) sets ``exact = False``: the 
 test then asks for a recall of at least ``min_recall`` against brute force instead of the
 exact top-k. Every other rule — scope filters inside the query, ``k`` hits in scope on
 skewed data, model separation, dimension checks, deletes — holds for every store alike.
+The optional ``lexical_search`` (``LexicalSearch``) is checked by ``LexicalSearchConformance``,
+included here: its tests skip, naming the method, when the store has none.
 Install with ``pip install aalis-api-vectorstore-conformance``.
 """
 
 import pytest
 
 pytest.register_assert_rewrite(
-    "aalis_api_vectorstore_conformance._support", "aalis_api_vectorstore_conformance._suite"
+    "aalis_api_vectorstore_conformance._support",
+    "aalis_api_vectorstore_conformance._suite",
+    "aalis_api_vectorstore_conformance._lexical",
 )
 
+from aalis_api_vectorstore_conformance._lexical import LexicalSearchConformance  # noqa: E402
 from aalis_api_vectorstore_conformance._suite import VectorStoreConformance  # noqa: E402
 from aalis_api_vectorstore_conformance._support import (  # noqa: E402
     T0,
@@ -38,6 +43,7 @@ from aalis_api_vectorstore_conformance._support import (  # noqa: E402
 
 __all__ = [
     "T0",
+    "LexicalSearchConformance",
     "VectorStoreConformance",
     "brute_force",
     "cosine",

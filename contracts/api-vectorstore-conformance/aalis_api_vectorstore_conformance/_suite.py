@@ -11,6 +11,7 @@ import pytest_asyncio
 from aalis_api_vectorstore import DimensionMismatch, VectorHit, VectorKey, VectorRecord, VectorStore
 
 from aalis_api_vectorstore_conformance._identity import IdentityCases, conformance
+from aalis_api_vectorstore_conformance._lexical import LexicalSearchConformance
 from aalis_api_vectorstore_conformance._support import (
     MODEL,
     T0,
@@ -49,7 +50,7 @@ def sessions_of(hits: Sequence[VectorHit]) -> set[str]:
 
 
 @_conformance
-class VectorStoreConformance(IdentityCases):
+class VectorStoreConformance(IdentityCases, LexicalSearchConformance):
     """Every rule of the ``VectorStore`` contract; subclass it and override ``vectorstore``."""
 
     #: False for a store whose search is approximate (HNSW): ``test_search_is_exact`` then

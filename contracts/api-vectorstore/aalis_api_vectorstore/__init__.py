@@ -16,6 +16,10 @@ if TYPE_CHECKING:
     from aalis_api_vectorstore._inmemory import (
         InMemoryVectorStore as InMemoryVectorStore,
     )
+    from aalis_api_vectorstore._lexical import (
+        LexicalTerms as LexicalTerms,
+        lexical_terms as lexical_terms,
+    )
     from aalis_api_vectorstore._recall import (
         Recall as Recall,
         RecallHit as RecallHit,
@@ -23,6 +27,7 @@ if TYPE_CHECKING:
     )
     from aalis_api_vectorstore._store import (
         DroppedSessions as DroppedSessions,
+        LexicalSearch as LexicalSearch,
         VectorStore as VectorStore,
     )
     from aalis_api_vectorstore._types import (
@@ -52,8 +57,9 @@ _MODULES: dict[str, str] = {
     "aalis_api_vectorstore._capabilities": "recall vectorstore",
     "aalis_api_vectorstore._errors": "DimensionMismatch VectorStoreError VectorStoreUnavailable",
     "aalis_api_vectorstore._inmemory": "InMemoryVectorStore",
+    "aalis_api_vectorstore._lexical": "LexicalTerms lexical_terms",
     "aalis_api_vectorstore._recall": "Recall RecallHit RecallUnavailable",
-    "aalis_api_vectorstore._store": "DroppedSessions VectorStore",
+    "aalis_api_vectorstore._store": "DroppedSessions LexicalSearch VectorStore",
     "aalis_api_vectorstore._types": (
         "ModelStats ScopeFilter VectorEntry VectorHit VectorKey VectorRecord VectorStoreStats"
     ),
@@ -68,6 +74,8 @@ __all__ = [
     "DimensionMismatch",
     "DroppedSessions",
     "InMemoryVectorStore",
+    "LexicalSearch",
+    "LexicalTerms",
     "ModelStats",
     "Recall",
     "RecallHit",
@@ -91,6 +99,7 @@ __all__ = [
     "check_timestamps",
     "check_where",
     "float_row",
+    "lexical_terms",
     "recall",
     "vectorstore",
 ]

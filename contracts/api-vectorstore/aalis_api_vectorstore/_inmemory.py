@@ -13,6 +13,13 @@ from collections.abc import Iterable, Sequence
 import attrs
 
 from aalis_api_vectorstore._errors import DimensionMismatch
+from aalis_api_vectorstore._lexical import (
+    IDENTIFIER_WEIGHT,
+    Bm25Column,
+    LexicalTerms,
+    lexical_terms,
+    tier_score,
+)
 from aalis_api_vectorstore._types import (
     ModelStats,
     ScopeFilter,
@@ -39,6 +46,7 @@ class _Stored:
     record: VectorRecord
     row: tuple[float, ...]
     norm: float
+    terms: LexicalTerms
 
 
 class InMemoryVectorStore:
@@ -63,7 +71,9 @@ class InMemoryVectorStore:
         for record in batch:
             row = float_row(record.vector)
             norm = math.sqrt(sum(value * value for value in row))
-            prepared.append(_Stored(record=record, row=row, norm=norm))
+            prepared.append(
+                _Stored(record=record, row=row, norm=norm, terms=lexical_terms(record.text))
+            )
         for stored in prepared:
             self._rows[stored.record.key] = stored
         return len(prepared)
@@ -95,6 +105,43 @@ class InMemoryVectorStore:
                 dot = sum(a * b for a, b in zip(query, stored.row, strict=True))
                 score = dot / (qnorm * stored.norm)
             scored.append((score, stored))
+        scored.sort(
+            key=lambda item: (-item[0], -item[1].record.timestamp, item[1].record.message_id)
+        )
+        return [_hit(stored.record, score) for score, stored in scored[:k]]
+
+    async def lexical_search(self, query: str, k: int, where: ScopeFilter) -> list[VectorHit]:
+        """BM25 over every stored record (as FTS5 counts its corpus), the identifier tier
+        first; the scope filter picks the candidates before anything is ranked."""
+        if not isinstance(query, str):
+            raise TypeError(f"query must be a str, got {type(query).__name__}")
+        k = check_k(k)
+        where = check_where(where)
+        wanted = lexical_terms(query)
+        if k == 0 or where.is_empty or not wanted:
+            return []
+        words, identifiers = set(wanted.words), set(wanted.identifiers)
+        stored_rows = list(self._rows.values())
+        word_stats = Bm25Column([stored.terms.words for stored in stored_rows])
+        id_stats = Bm25Column([stored.terms.identifiers for stored in stored_rows])
+        scored: list[tuple[float, _Stored]] = []
+        for stored in stored_rows:
+            record = stored.record
+            if not where.matches(
+                session_id=record.session_id,
+                role=record.role,
+                model_id=record.model_id,
+                platform=record.platform,
+                user_id=record.user_id,
+            ):
+                continue
+            bm25 = word_stats.score(words, stored.terms.words) + IDENTIFIER_WEIGHT * (
+                id_stats.score(identifiers, stored.terms.identifiers)
+            )
+            if bm25 <= 0.0:
+                continue
+            tier = len(identifiers.intersection(stored.terms.identifiers))
+            scored.append((tier_score(tier, bm25), stored))
         scored.sort(
             key=lambda item: (-item[0], -item[1].record.timestamp, item[1].record.message_id)
         )

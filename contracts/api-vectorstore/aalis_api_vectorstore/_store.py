@@ -107,4 +107,35 @@ class DroppedSessions(Protocol):
         ...
 
 
-__all__ = ["DroppedSessions", "VectorStore"]
+@runtime_checkable
+class LexicalSearch(Protocol):
+    """Optional: the lexical leg of recall, beside the vectors (docs/recall.md, "Lexical leg").
+
+    An embedding blurs exact tokens — an order number, a function name, a licence plate, a
+    two-character Chinese name — so the message that carries the very token the query
+    names may not be among its nearest vectors. This leg finds messages by their stored
+    ``text``; memory-vector fuses its ranking with the vector leg's.
+    """
+
+    async def lexical_search(self, query: str, k: int, where: ScopeFilter) -> list[VectorHit]:
+        """Up to ``k`` records in scope, best lexical match of ``query`` first.
+
+        The terms are ``lexical_terms`` of the query and of each record's ``text``: words,
+        the parts of identifiers, CJK bigrams, and whole identifiers (a digit, an inner
+        ``-``/``_``/``.``, CamelCase, a Chinese name after a common surname). Ranking: a
+        record holding more of the query's exact identifiers comes before every record
+        holding fewer, then BM25 within that tier — so among many messages in the same
+        words, the one with ``AX-55812-K`` outranks those with ``AX-55813-K``.
+        ``VectorHit.score`` is that rank as a number, higher is better and always > 0;
+        a record sharing no term with the query is not returned, so fewer than ``k``
+        hits (or none, for a query with no terms) is normal. ``where`` means what it
+        means for ``search`` and is applied inside the query, never after it: ``k`` hits
+        in scope whenever ``k`` matching records exist, however many better matches lie
+        outside. Deletes, ``delete_all`` and rewrites are followed at once (a rewritten
+        record matches only its new text). ``k`` is checked as for ``search``; a
+        ``query`` that is not a str is a ``TypeError``.
+        """
+        ...
+
+
+__all__ = ["DroppedSessions", "LexicalSearch", "VectorStore"]

@@ -148,7 +148,8 @@ class ScopeFilter:
 
 @attrs.frozen(kw_only=True)
 class VectorHit:
-    """One search result: the record's fields (without its vector) and its cosine score."""
+    """One search result: the record's fields (without its vector) and its score: the
+    cosine for ``search``, a positive lexical rank for ``lexical_search``."""
 
     message_id: str
     session_id: str
@@ -158,7 +159,8 @@ class VectorHit:
     text: str
     platform: str | None
     user_id: str | None
-    #: cosine similarity with the query, in [-1, 1] (0.0 when either vector is all zeros)
+    #: ``search``: cosine similarity with the query, in [-1, 1] (0.0 when either vector is
+    #: all zeros); ``lexical_search``: the lexical rank, > 0, higher is better
     score: float
 
     @property

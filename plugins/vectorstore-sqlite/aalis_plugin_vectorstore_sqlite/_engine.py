@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import attrs
 from aalis_api_vectorstore import (
     DimensionMismatch,
+    LexicalTerms,
     ModelStats,
     ScopeFilter,
     VectorEntry,
@@ -32,6 +33,13 @@ from aalis_api_vectorstore import (
     batch_dims,
 )
 
+from aalis_plugin_vectorstore_sqlite._lexical import (
+    TABLE as LEXICAL_TABLE,
+    index_after,
+    search as lexical_rows,
+)
+from aalis_plugin_vectorstore_sqlite._scope import MAX_INLINE, scope_clause
+
 if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
@@ -40,8 +48,6 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
-#: Up to this many values are bound as ``IN (?, ...)``; longer lists go through a temp table.
-_MAX_INLINE = 500
 #: Below this share of a model's rows in scope, only those rows are gathered and scored.
 _GATHER_SHARE = 0.25
 _Row = tuple[str, str, int, str, str, str | None, str | None, str, bytes]
@@ -187,15 +193,18 @@ class Engine:
                 "ON CONFLICT (model_id) DO UPDATE SET dim = excluded.dim WHERE count = 0",
                 (model_id, width),
             )
-        max_id = conn.execute("SELECT coalesce(max(id), 0) FROM vectors").fetchone()[0]
         deleted = conn.executemany(
             "DELETE FROM vectors WHERE message_id = ?", [row[:1] for row in batch.rows]
         ).rowcount
+        # After the delete: a replaced row with the highest id frees that id for reuse, and
+        # every row this batch inserts must be past ``max_id`` to be indexed.
+        max_id = conn.execute("SELECT coalesce(max(id), 0) FROM vectors").fetchone()[0]
         conn.executemany(
             "INSERT INTO vectors (message_id, session_id, timestamp, role, model_id, platform, "
             "user_id, text, vector) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
             batch.rows,
         )
+        index_after(conn, int(max_id))
         self._after_write(batch, before, replaced=deleted > 0, max_id=int(max_id))
         return len(batch.rows)
 
@@ -242,8 +251,8 @@ class Engine:
                 ).rowcount
             else:
                 count = 0
-                for start in range(0, len(values), _MAX_INLINE):
-                    chunk = values[start : start + _MAX_INLINE]
+                for start in range(0, len(values), MAX_INLINE):
+                    chunk = values[start : start + MAX_INLINE]
                     marks = ",".join("?" * len(chunk))
                     count += self.conn.execute(
                         f"DELETE FROM vectors WHERE session_id = ? AND {column} IN ({marks})",
@@ -311,8 +320,9 @@ class Engine:
 
     def delete_all(self) -> int:
         def body() -> int:
-            # Models first: the delete trigger's per-row UPDATE then finds nothing to do.
+            # Models and terms first: the delete triggers' per-row work then finds nothing.
             self.conn.execute("DELETE FROM models")
+            self.conn.execute(f"DELETE FROM {LEXICAL_TABLE}")
             count = int(self.conn.execute("DELETE FROM vectors").rowcount)
             self.matrices.clear()
             return count
@@ -336,6 +346,27 @@ class Engine:
 
     def search(self, query: FloatMatrix, k: int, where: ScopeFilter) -> list[VectorHit]:
         return self._run("BEGIN", lambda: self._search(query, k, where))
+
+    def lexical_search(self, terms: LexicalTerms, k: int, where: ScopeFilter) -> list[VectorHit]:
+        def body() -> list[VectorHit]:
+            return [
+                VectorHit(
+                    message_id=m,
+                    session_id=session,
+                    timestamp=ts,
+                    role=role,
+                    model_id=where.model_id,
+                    text=text,
+                    platform=platform,
+                    user_id=user,
+                    score=score,
+                )
+                for m, session, ts, role, text, platform, user, score in lexical_rows(
+                    self.conn, terms, k, where
+                )
+            ]
+
+        return self._run("BEGIN", body)
 
     def _matrix(self, model_id: str) -> ModelMatrix | None:
         row = self.conn.execute(
@@ -413,40 +444,11 @@ class Engine:
         return self._hits(ids, picked, where.model_id)
 
     def _candidate_ids(self, where: ScopeFilter) -> npt.NDArray[np.int64]:
+        """Row ids in scope, ascending, selected by SQL (the filter lives in the query)."""
         import numpy as np
 
-        """Row ids in scope, ascending, selected by SQL (the filter lives in the query)."""
-        clauses = ["model_id = ?"]
-        params: list[object] = [where.model_id]
-        temp_tables: list[str] = []
-
-        def member(column: str, values: frozenset[str], negate: bool) -> None:
-            ordered = sorted(values)
-            op = "NOT IN" if negate else "IN"
-            if len(ordered) <= _MAX_INLINE:
-                clauses.append(f"{column} {op} ({','.join('?' * len(ordered))})")
-                params.extend(ordered)
-                return
-            table = f"temp.scope_{len(temp_tables)}"
-            self.conn.execute(f"CREATE TEMP TABLE IF NOT EXISTS {table[5:]} (v TEXT PRIMARY KEY)")
-            self.conn.execute(f"DELETE FROM {table}")
-            self.conn.executemany(f"INSERT INTO {table} (v) VALUES (?)", [(v,) for v in ordered])
-            temp_tables.append(table)
-            clauses.append(f"{column} {op} (SELECT v FROM {table})")
-
-        if where.session_ids is not None:
-            member("session_id", where.session_ids, negate=False)
-        if where.exclude_session_ids:
-            member("session_id", where.exclude_session_ids, negate=True)
-        if where.platform is not None:
-            clauses.append("platform = ?")
-            params.append(where.platform)
-        if where.user_id is not None:
-            clauses.append("user_id = ?")
-            params.append(where.user_id)
-        if where.roles is not None:
-            member("role", where.roles, negate=False)
-        sql = f"SELECT id FROM vectors WHERE {' AND '.join(clauses)} ORDER BY id"
+        clause, params = scope_clause(self.conn, where)
+        sql = f"SELECT id FROM vectors WHERE {clause} ORDER BY id"
         rows = self.conn.execute(sql, params).fetchall()
         return np.fromiter((row[0] for row in rows), dtype=np.int64, count=len(rows))
 
@@ -457,8 +459,8 @@ class Engine:
             return []
         wanted = [int(i) for i in ids]
         fields: dict[int, tuple[int, str, int, str, str, str | None, str | None, str]] = {}
-        for start in range(0, len(wanted), _MAX_INLINE):
-            chunk = wanted[start : start + _MAX_INLINE]
+        for start in range(0, len(wanted), MAX_INLINE):
+            chunk = wanted[start : start + MAX_INLINE]
             marks = ",".join("?" * len(chunk))
             for row in self.conn.execute(
                 "SELECT id, session_id, timestamp, role, text, platform, user_id, message_id "

@@ -111,10 +111,20 @@ def _m0002(conn: sqlite3.Connection) -> None:
     )
 
 
+def _m0003(conn: sqlite3.Connection) -> None:
+    # The lexical leg: an FTS5 index of every row's terms, built here from the stored text
+    # so an existing file answers lexical searches at once (docs/recall.md, "Lexical leg").
+    from aalis_plugin_vectorstore_sqlite._lexical import create, rebuild
+
+    create(conn)
+    rebuild(conn)
+
+
 #: (name, migration) in order; released names never change.
 MIGRATIONS: tuple[tuple[str, Callable[[sqlite3.Connection], None]], ...] = (
     ("0001_vectors_and_models", _m0001),
     ("0002_message_ids", _m0002),
+    ("0003_lexical_index", _m0003),
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -231,6 +241,7 @@ def connect(
         # A file that is a database but not ours (or damaged tables) fails here, not later.
         conn.execute("SELECT model_id, dim, count, version FROM models LIMIT 1").fetchall()
         conn.execute("SELECT id FROM vectors LIMIT 1").fetchall()
+        conn.execute("SELECT rowid FROM vectors_lex LIMIT 1").fetchall()
     except VectorStoreUnavailable:
         conn.close()
         raise

@@ -31,6 +31,7 @@ from aalis_api_vectorstore import (
     check_records,
     check_session_id,
     check_where,
+    lexical_terms,
 )
 
 from aalis_plugin_vectorstore_sqlite._config import SqliteVectorConfig
@@ -175,6 +176,15 @@ class SqliteVectorStore:
         where = check_where(where)
         query = as_float32(vector, what="query vector")
         return await self._call(lambda engine: engine.search(query, k, where), empty=[])
+
+    async def lexical_search(self, query: str, k: int, where: ScopeFilter) -> list[VectorHit]:
+        """FTS5 over the rows' terms, the identifier tier then BM25 (``LexicalSearch``)."""
+        if not isinstance(query, str):
+            raise TypeError(f"query must be a str, got {type(query).__name__}")
+        k = check_k(k)
+        where = check_where(where)
+        terms = lexical_terms(query)
+        return await self._call(lambda engine: engine.lexical_search(terms, k, where), empty=[])
 
     async def delete(
         self,
