@@ -12,6 +12,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -87,7 +88,11 @@ NEEDS: dict[str, list[str]] = {
     ],
     "summary_length": ["aalis_plugin_memory_summary", "aalis_plugin_chat"],
     "compression_cost": ["aalis_plugin_memory_summary", "aalis_plugin_memory_sqlite"],
-    "recall_quality": ["aalis_plugin_memory_vector", "aalis_plugin_memory_inmemory"],
+    "recall_quality": [
+        "aalis_plugin_memory_vector",
+        "aalis_plugin_memory_sqlite",
+        "aalis_plugin_vectorstore_sqlite",
+    ],
     "recall_speed": ["aalis_plugin_vectorstore_sqlite", "numpy"],
     "agents_vs_builtins": [
         "aalis_openai_agents",
@@ -271,3 +276,80 @@ def test_facts_quality_measures_both_extractors(run_benchmark: Any) -> None:
     (model,) = [row for row in report["results"] if row["kind"] == "model-plumbing"]
     assert model["labels"] == ["llm"]
     assert model["calls"] >= 1
+
+
+def _identifier_set(quick: bool) -> Any:
+    """The identifier set of ``benchmarks/recall_quality.py``, built by its generator."""
+    sys.path.insert(0, str(BENCHMARKS))
+    try:
+        import recall_identifiers_data
+    finally:
+        sys.path.remove(str(BENCHMARKS))
+    return recall_identifiers_data.build(quick=quick)
+
+
+def _names(text: str, identifier: str) -> bool:
+    """``identifier`` occurs in ``text`` as a whole token (``v2.14.3`` is not in ``v2.14.31``,
+    ``parse_refund_window`` not in ``parse_refund_windows``); Chinese characters around it
+    are no part of it (``订单AX-55812-K发到``)."""
+    before = r"(?<![A-Za-z0-9_.·-])"
+    after = r"(?![A-Za-z0-9_·]|\.\d|-[A-Za-z0-9])"
+    return re.search(before + re.escape(identifier) + after, text) is not None
+
+
+def test_identifier_set_is_near_identical_and_deterministic() -> None:
+    data = _identifier_set(quick=False)
+    assert data == _identifier_set(quick=False), "the set must not change between runs"
+    groups = [case.group for case in data.cases]
+    assert len(groups) >= 200
+    assert all(groups.count(g) >= 20 for g in ("en", "zh", "en>zh", "zh>en"))
+    assert len(data.texts) == 4 * len(data.cases) == len(set(data.texts))
+    for i, case in enumerate(data.cases):
+        assert data.texts[data.target_of[i]] == case.target
+        assert _names(case.query, case.identifier)
+        # the one message that names the query's identifier is its target
+        holders = [j for j, text in enumerate(data.texts) if _names(text, case.identifier)]
+        assert holders == [data.target_of[i]], (case.identifier, holders)
+        siblings, echo = case.distractors[:2], case.distractors[2]
+        for text, near in zip(siblings, case.near[:2], strict=True):
+            assert _names(text, near)
+        # the echo is the query's own wording around another identifier
+        assert echo == case.query.replace(case.identifier, case.near[2])
+
+
+def test_recall_quality_ranks_three_ways_per_language(run_benchmark: Any) -> None:
+    from aalis_plugin_vectorstore_sqlite import SqliteVectorStore
+
+    report = run_benchmark("recall_quality")
+    rows = report["results"]
+    local = [r for r in rows if r["embedder"] == "local"] or rows
+    embedder = local[0]["embedder"]
+    by = {(r["set"], r["slice"], r["ranker"]): r for r in rows if r["embedder"] == embedder}
+    assert {s for (_, s, _) in by} >= {"en", "zh", "cross", "all"}
+    assert {r for (_, _, r) in by} == {"vector", "lexical", "fused"}
+    for set_name, slices in (
+        ("paraphrase", ("en", "zh", "all")),
+        ("identifiers", ("en", "zh", "cross", "all")),
+    ):
+        for slice_name in slices:
+            vector = by[(set_name, slice_name, "vector")]
+            assert vector["pairs"] > 0
+            assert 0 <= vector["hit@1"] <= vector["hit@5"] <= 1
+            assert vector["hit@1"] <= vector["mrr"] <= vector["hit@5"]
+    lexical_leg = callable(getattr(SqliteVectorStore, "lexical_search", None))
+    for (_, _, ranker), row in by.items():
+        if ranker == "vector":
+            continue
+        if lexical_leg:
+            assert row["hit@5"] is not None, row
+        else:
+            assert row["hit@5"] is None
+            assert row["note"] == "n/a (store has no lexical leg)"
+    if not lexical_leg:
+        assert "n/a (store has no lexical leg)" in report["_stdout"]
+    assert {t["name"] for t in report["targets"]} == {
+        "hit@5, vector-only, local model, paraphrase set",
+        "hit@5, fused, local model, identifier set",
+        "hit@5, fused, paraphrase set (not below vector-only)",
+        "hit@1, fused, paraphrase set",
+    }
