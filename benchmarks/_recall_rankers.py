@@ -47,7 +47,7 @@ def has_lexical(store: Any) -> bool:
     return callable(getattr(store, "lexical_search", None))
 
 
-def _providers(embedder: Any, path: Path, *, vector_only: bool) -> Any:
+def _providers(embedder: Any, path: Path, *, vector_only: bool, store_type: Any) -> Any:
     from aalis_api_embedding import embedding
     from aalis_api_vectorstore import vectorstore
     from aalis_plugin_vectorstore_sqlite import SqliteVectorStore
@@ -62,7 +62,7 @@ def _providers(embedder: Any, path: Path, *, vector_only: bool) -> Any:
             self.store: Any = None
 
         async def start(self, ctx: Any) -> None:
-            self.store = await SqliteVectorStore(path).open()
+            self.store = await (store_type or SqliteVectorStore)(path).open()
             ctx.provide(embedding, embedder)
             ctx.provide(vectorstore, _VectorLegOnly(self.store) if vector_only else self.store)
 
@@ -115,10 +115,12 @@ async def measure(
     targets: Sequence[int],
     *,
     k: int = 5,
+    store_type: Any = None,
 ) -> tuple[dict[str, Ranks | None], dict[str, Ranks], dict[str, float]]:
     """Index ``texts`` (message ``i`` at ``T0 + i`` seconds), then rank ``texts[targets[j]]``
     for ``queries[j]`` under each ranker: ``(ranks by ranker, index of the message ranked
-    first by ranker, timings)``; a ranker the store cannot serve maps to None."""
+    first by ranker, timings)``; a ranker the store cannot serve maps to None.
+    ``store_type`` replaces ``SqliteVectorStore`` (a subclass, for the benchmark's own test)."""
     import time
 
     from aalis_api_memory import memory
@@ -135,7 +137,7 @@ async def measure(
     with scratch_dir("recall-quality") as work:
         path = work / "aalis-vectors.db"
         plugin = MemoryVector()
-        providers = _providers(embedder, path, vector_only=False)
+        providers = _providers(embedder, path, vector_only=False, store_type=store_type)
         async with Host(
             _config(work, k), [MemorySqlite(), providers, plugin], discover=False
         ) as host:
@@ -178,7 +180,11 @@ async def measure(
         # The same files, the lexical leg hidden: today's vector-only recall.
         async with Host(
             _config(work, k),
-            [MemorySqlite(), _providers(embedder, path, vector_only=True), MemoryVector()],
+            [
+                MemorySqlite(),
+                _providers(embedder, path, vector_only=True, store_type=store_type),
+                MemoryVector(),
+            ],
             discover=False,
         ) as host:
             started = time.perf_counter()

@@ -353,3 +353,41 @@ def test_recall_quality_ranks_three_ways_per_language(run_benchmark: Any) -> Non
         "hit@5, fused, paraphrase set (not below vector-only)",
         "hit@1, fused, paraphrase set",
     }
+
+
+async def test_recall_rankers_fill_lexical_and_fused_when_the_store_has_a_lexical_leg() -> None:
+    """The benchmark's plumbing for a store with ``lexical_search``: asked with the scope of
+    the recall, hidden from the vector-only host. The stand-in leg below is a test double
+    (the vector search under another name), not a lexical ranker."""
+    from aalis_api_embedding import HashEmbedder
+    from aalis_plugin_vectorstore_sqlite import SqliteVectorStore
+
+    sys.path.insert(0, str(BENCHMARKS))
+    try:
+        import _recall_rankers as rankers
+    finally:
+        sys.path.remove(str(BENCHMARKS))
+    embedder = HashEmbedder()
+    asked: list[Any] = []
+
+    class WithLeg(SqliteVectorStore):
+        async def lexical_search(self, query: str, k: int, where: Any) -> list[Any]:
+            asked.append(where)
+            return await self.search(await embedder.embed_query(query), k, where)
+
+    assert rankers.has_lexical(WithLeg("unused.db"))
+    assert not rankers.has_lexical(rankers._VectorLegOnly(WithLeg("unused.db")))
+    texts = ["order AX-1 went to Lyon", "order AX-2 went to Porto", "the cat is grey"]
+    queries = ["where did order AX-2 go", "what colour is the cat"]
+    ranks, firsts, _ = await rankers.measure(embedder, texts, queries, [1, 2], store_type=WithLeg)
+    assert set(ranks) == {"vector", "lexical", "fused"}
+    assert all(r is not None and len(r) == 2 for r in ranks.values())
+    assert ranks["lexical"] == ranks["vector"]  # the double is the vector leg renamed
+    assert len(asked) == 2
+    assert all(w.session_ids == frozenset({rankers.SESSION}) for w in asked)
+    assert all(w.model_id == embedder.model_id for w in asked)
+    assert firsts["vector"][1] == 2
+    ranks, _, _ = await rankers.measure(embedder, texts, queries, [1, 2])
+    assert ranks["vector"] is not None
+    assert ranks["lexical"] is None
+    assert ranks["fused"] is None
