@@ -5,9 +5,10 @@
 * **identifiers** (``recall_identifiers_data.py``, generated from a fixed seed): 244 queries
   about orders, plates, versions, function names, tickets, flights, hosts, parcels, rooms,
   commits, people and places, in English, Chinese and across the two (an English query
-  about a Chinese memory and the reverse), each in a history of 976 messages where three
-  near-identical messages per query repeat its wording around another identifier
-  (``AX-55813-K`` for ``AX-55812-K``, ``王蕾`` for ``王磊``, ``v2.14.8`` for ``v2.14.3``).
+  about a Chinese memory and the reverse), in a history of 976 messages: per query, its
+  target, two siblings (the target's sentence around a near-identical identifier:
+  ``AX-55813-K`` for ``AX-55812-K``, ``王蕾`` for ``王磊``, ``v2.14.8`` for ``v2.14.3``) and
+  an echo (the query's own words around another one).
 
 Each set's messages are saved into memory-sqlite and indexed by memory-vector into
 vectorstore-sqlite (the embedded default), then every query is ranked three ways, side by
