@@ -12,6 +12,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -87,7 +88,11 @@ NEEDS: dict[str, list[str]] = {
     ],
     "summary_length": ["aalis_plugin_memory_summary", "aalis_plugin_chat"],
     "compression_cost": ["aalis_plugin_memory_summary", "aalis_plugin_memory_sqlite"],
-    "recall_quality": ["aalis_plugin_memory_vector", "aalis_plugin_memory_inmemory"],
+    "recall_quality": [
+        "aalis_plugin_memory_vector",
+        "aalis_plugin_memory_sqlite",
+        "aalis_plugin_vectorstore_sqlite",
+    ],
     "recall_speed": ["aalis_plugin_vectorstore_sqlite", "numpy"],
     "lexical_tokenizer": ["aalis_api_vectorstore"],
     "agents_vs_builtins": [
@@ -272,3 +277,118 @@ def test_facts_quality_measures_both_extractors(run_benchmark: Any) -> None:
     (model,) = [row for row in report["results"] if row["kind"] == "model-plumbing"]
     assert model["labels"] == ["llm"]
     assert model["calls"] >= 1
+
+
+def _identifier_set(quick: bool) -> Any:
+    """The identifier set of ``benchmarks/recall_quality.py``, built by its generator."""
+    sys.path.insert(0, str(BENCHMARKS))
+    try:
+        import recall_identifiers_data
+    finally:
+        sys.path.remove(str(BENCHMARKS))
+    return recall_identifiers_data.build(quick=quick)
+
+
+def _names(text: str, identifier: str) -> bool:
+    """``identifier`` occurs in ``text`` as a whole token (``v2.14.3`` is not in ``v2.14.31``,
+    ``parse_refund_window`` not in ``parse_refund_windows``); Chinese characters around it
+    are no part of it (``订单AX-55812-K发到``)."""
+    before = r"(?<![A-Za-z0-9_.·-])"
+    after = r"(?![A-Za-z0-9_·]|\.\d|-[A-Za-z0-9])"
+    return re.search(before + re.escape(identifier) + after, text) is not None
+
+
+def test_identifier_set_is_near_identical_and_deterministic() -> None:
+    data = _identifier_set(quick=False)
+    assert data == _identifier_set(quick=False), "the set must not change between runs"
+    groups = [case.group for case in data.cases]
+    assert len(groups) >= 200
+    assert all(groups.count(g) >= 20 for g in ("en", "zh", "en>zh", "zh>en"))
+    assert len(data.texts) == 4 * len(data.cases) == len(set(data.texts))
+    for i, case in enumerate(data.cases):
+        assert data.texts[data.target_of[i]] == case.target
+        assert _names(case.query, case.identifier)
+        # the one message that names the query's identifier is its target
+        holders = [j for j, text in enumerate(data.texts) if _names(text, case.identifier)]
+        assert holders == [data.target_of[i]], (case.identifier, holders)
+        siblings, echo = case.distractors[:2], case.distractors[2]
+        for text, near in zip(siblings, case.near[:2], strict=True):
+            assert _names(text, near)
+        # the echo is the query's own wording around another identifier
+        assert echo == case.query.replace(case.identifier, case.near[2])
+
+
+def test_recall_quality_ranks_three_ways_per_language(run_benchmark: Any) -> None:
+    from aalis_plugin_vectorstore_sqlite import SqliteVectorStore
+
+    report = run_benchmark("recall_quality")
+    rows = report["results"]
+    local = [r for r in rows if r["embedder"] == "local"] or rows
+    embedder = local[0]["embedder"]
+    by = {(r["set"], r["slice"], r["ranker"]): r for r in rows if r["embedder"] == embedder}
+    assert {s for (_, s, _) in by} >= {"en", "zh", "cross", "all"}
+    assert {r for (_, _, r) in by} == {"vector", "lexical", "fused"}
+    for set_name, slices in (
+        ("paraphrase", ("en", "zh", "all")),
+        ("identifiers", ("en", "zh", "cross", "all")),
+    ):
+        for slice_name in slices:
+            vector = by[(set_name, slice_name, "vector")]
+            assert vector["pairs"] > 0
+            assert 0 <= vector["hit@1"] <= vector["hit@5"] <= 1
+            assert vector["hit@1"] <= vector["mrr"] <= vector["hit@5"]
+    lexical_leg = callable(getattr(SqliteVectorStore, "lexical_search", None))
+    for (_, _, ranker), row in by.items():
+        if ranker == "vector":
+            continue
+        if lexical_leg:
+            assert row["hit@5"] is not None, row
+        else:
+            assert row["hit@5"] is None
+            assert row["note"] == "n/a (store has no lexical leg)"
+    if not lexical_leg:
+        assert "n/a (store has no lexical leg)" in report["_stdout"]
+    assert {t["name"] for t in report["targets"]} == {
+        "hit@5, vector-only, local model, paraphrase set",
+        "hit@5, fused, local model, identifier set",
+        "hit@5, fused, paraphrase set (not below vector-only)",
+        "hit@1, fused, paraphrase set",
+    }
+
+
+async def test_recall_rankers_fill_lexical_and_fused_when_the_store_has_a_lexical_leg() -> None:
+    """The benchmark's plumbing for a store with ``lexical_search``: asked with the scope of
+    the recall, hidden from the vector-only host. The stand-in leg below is a test double
+    (the vector search under another name), not a lexical ranker."""
+    from aalis_api_embedding import HashEmbedder
+    from aalis_plugin_vectorstore_sqlite import SqliteVectorStore
+
+    sys.path.insert(0, str(BENCHMARKS))
+    try:
+        import _recall_rankers as rankers
+    finally:
+        sys.path.remove(str(BENCHMARKS))
+    embedder = HashEmbedder()
+    asked: list[Any] = []
+
+    class WithLeg(SqliteVectorStore):
+        async def lexical_search(self, query: str, k: int, where: Any) -> list[Any]:
+            asked.append(where)
+            return await self.search(await embedder.embed_query(query), k, where)
+
+    assert rankers.has_lexical(WithLeg("unused.db"))
+    assert not rankers.has_lexical(rankers._VectorLegOnly(WithLeg("unused.db")))
+    texts = ["order AX-1 went to Lyon", "order AX-2 went to Porto", "the cat is grey"]
+    queries = ["where did order AX-2 go", "what colour is the cat"]
+    ranks, firsts, _ = await rankers.measure(embedder, texts, queries, [1, 2], store_type=WithLeg)
+    assert set(ranks) == {"vector", "lexical", "fused"}
+    assert all(r is not None and len(r) == 2 for r in ranks.values())
+    assert ranks["lexical"] == ranks["vector"]  # the double is the vector leg renamed
+    assert len(asked) == 2
+    assert all(w.session_ids == frozenset({rankers.SESSION}) for w in asked)
+    assert all(w.model_id == embedder.model_id for w in asked)
+    assert firsts["vector"][1] == 2
+    ranks, _, _ = await rankers.measure(embedder, texts, queries, [1, 2])
+    assert ranks["vector"] is not None
+    assert ranks["lexical"] is None
+    assert ranks["fused"] is None
