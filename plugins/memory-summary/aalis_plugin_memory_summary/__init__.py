@@ -1,6 +1,5 @@
 """Aalis compression provider ``memory-summary``: cumulative summaries of long sessions."""
 
-
 # Every public name is re-exported lazily: importing the package costs nothing until a
 # name is used, and no implementation module imports another through this one at load.
 TYPE_CHECKING = False
