@@ -312,7 +312,8 @@ def stored_texts(data: Path) -> set[str]:
 DRIVER = """
 import asyncio, json, random, sys
 from aalis_core._cli import open_host
-from aalis_api_memory import memory, run_clear
+from aalis_agent import run_clear
+from aalis_api_memory import memory
 from aalis_agent._saving import save_conversation
 from aalis_schema_message import Message
 
