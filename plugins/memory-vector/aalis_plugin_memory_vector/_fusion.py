@@ -30,13 +30,15 @@ VECTOR, LEXICAL, BOTH = "vector", "lexical", "both"
 _WORD = re.compile(r"[0-9A-Za-z](?:[0-9A-Za-z_\-./#:]*[0-9A-Za-z])?")
 _CAMEL = re.compile(r"[a-z][A-Z]|[A-Z]{2}[a-z]")
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
-#: Common Chinese surnames, for telling a name (王磊) in a query from ordinary words.
-#: Characters that are mostly ordinary words (高, 方, 向, 白, 金, 石, 万, ...) are left out:
-#: a false name would only lift hits that contain the same word, but it would lift them.
+#: Common Chinese surnames, for telling a name (王磊) in a query from ordinary words. Left
+#: out: surnames that mostly occur inside everyday words (周末, 钱, 张, 也许, 如何, 曾经,
+#: 黄色, 谢谢, 分钟, 胡萝卜, 时候, 范围, 严重, ...): a false name lifts every hit that has the
+#: word, which cost two hit@1 of 99 on the Chinese set of benchmarks/recall_quality.py.
 _SURNAMES = frozenset(
-    "王李张刘陈杨黄赵吴周徐孙朱胡郭何林罗郑梁谢宋唐许韩冯邓曹彭曾肖董袁潘蒋蔡杜魏吕"
-    "丁沈姚卢姜崔钟谭陆汪范廖贾韦邹孟熊秦邱尹薛闫侯邵钱严覃戴莫孔汤"
+    "王李刘陈杨赵吴徐孙朱郭罗郑梁韩冯邓曹彭肖董袁潘蒋蔡杜魏吕沈姚卢姜崔谭汪廖贾韦邹孟邱薛闫覃"
 )
+#: A surname character that is the second half of a common word here is not a name (行李).
+_NOT_AFTER = {"李": "行"}
 
 
 @attrs.frozen
@@ -68,7 +70,8 @@ def identifiers(query: str) -> frozenset[tuple[str, ...]]:
         run = match.group()
         for i, char in enumerate(run):
             readings = tuple(run[i : i + n] for n in (2, 3) if i + n <= len(run))
-            if char in _SURNAMES and readings:
+            after_word = i > 0 and run[i - 1] == _NOT_AFTER.get(char)
+            if char in _SURNAMES and readings and not after_word:
                 found.add(readings)
     return frozenset(found)
 

@@ -81,6 +81,8 @@ def test_identifiers_are_told_from_words() -> None:
     assert not flat & {"Where", "order", "the", "bug", "our", "and", "in", "version"}
     assert identifiers("what did I plan for the trip?") == frozenset()
     assert identifiers("我想去北京旅游") == frozenset()  # no surname, no name
+    # surnames that are mostly everyday words are not read as names
+    assert identifiers("孩子周末有什么运动课？我攒钱是为了什么？我的行李在哪里？") == frozenset()
 
 
 async def test_the_order_the_query_names_comes_first() -> None:
