@@ -20,16 +20,19 @@ from aalis_api_vectorstore._errors import VectorStoreError
 class RecallHit:
     """One recalled message.
 
-    ``score`` is the ranking score the provider sorted by (cosine for memory-vector, so
-    comparable only within one result list). ``neighbours`` are the messages around it in
-    its session, in time order, the hit itself excluded; archived (compressed-away)
-    messages included.
+    ``score`` is the ranking score the provider sorted by (for memory-vector the cosine, or
+    the rank-fusion score when its store also searches by words; comparable only within one
+    result list). ``source`` says why the hit came: ``"vector"``, ``"lexical"`` or
+    ``"both"`` legs of the search found it (None when a provider does not say).
+    ``neighbours`` are the messages around it in its session, in time order, the hit itself
+    excluded; archived (compressed-away) messages included.
     """
 
     session_id: str
     message: Message
     score: float
     neighbours: tuple[Message, ...] = ()
+    source: str | None = None
 
 
 @runtime_checkable

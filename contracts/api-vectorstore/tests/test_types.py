@@ -88,3 +88,5 @@ def test_recall_hits_hold_messages() -> None:
     message = Message(role="user", content="hi", timestamp=1)
     hit = RecallHit(session_id="s", message=message, score=0.5)
     assert hit.neighbours == ()
+    assert hit.source is None  # a provider that does not say why a hit came
+    assert RecallHit(session_id="s", message=message, score=0.5, source="both").source == "both"

@@ -258,8 +258,9 @@ class ChatSession:
         reply = Reply()
         for hit in hits:
             content = hit.message.content or ""
+            why = f" ({hit.source})" if getattr(hit, "source", None) else ""
             reply.out.append(
-                f"{hit.score:.3f} [{hit.session_id}] {hit.message.role}> {_one_line(content)}"
+                f"{hit.score:.3f}{why} [{hit.session_id}] {hit.message.role}> {_one_line(content)}"
             )
         return reply
 

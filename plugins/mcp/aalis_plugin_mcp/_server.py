@@ -209,6 +209,7 @@ def build_server(
                 {
                     "session_id": hit.session_id,
                     "score": float(hit.score),
+                    "source": getattr(hit, "source", None),
                     "message": hit.message.to_json(),
                     "neighbours": [m.to_json() for m in getattr(hit, "neighbours", ()) or ()],
                 }

@@ -23,6 +23,7 @@ class Hit:
     message: Message
     score: float
     neighbours: tuple[Message, ...] = ()
+    source: str | None = "lexical"
 
 
 class WordRecall:
@@ -85,6 +86,7 @@ async def test_search_recall_with_a_recall_provider(tmp_path: Path) -> None:
     hits = result.structured_content["hits"]
     assert [h["message"]["content"] for h in hits] == ["my paris trip"]
     assert hits[0]["score"] == pytest.approx(1.0)
+    assert hits[0]["source"] == "lexical"  # why it came, as the provider said
 
 
 async def test_no_search_recall_without_one(tmp_path: Path) -> None:

@@ -185,7 +185,9 @@ def search_command(query: str, session_id: str | None, k: int) -> None:
         click.echo("no hits", err=True)
     for hit in hits:
         text = " ".join((hit.message.content or "").split())
-        click.echo(f"{hit.score:.3f}  [{hit.session_id}] {hit.message.role}: {text}")
+        click.echo(
+            f"{hit.score:.3f}  {hit.source or '?':<7}  [{hit.session_id}] {hit.message.role}: {text}"
+        )
         for message in hit.neighbours:
             other = " ".join((message.content or "").split())
             click.echo(f"        {message.role}: {other}")

@@ -57,9 +57,15 @@ class MemoryVectorConfig:
     k: int = attrs.field(default=5, validator=positive_int)
     #: Hits placed in the prompt each turn (0 turns the prompt block off).
     prompt_k: int = attrs.field(default=3, validator=_count)
-    #: Hits below this cosine are not placed in the prompt (``recall`` returns them anyway).
-    #: Unset by default: where "unrelated" starts depends on the model.
+    #: Hits below this cosine are not placed in the prompt (``recall`` returns them anyway);
+    #: a hit the lexical leg found too is kept. Unset by default: where "unrelated" starts
+    #: depends on the model.
     prompt_min_score: float | None = attrs.field(default=None, validator=_optional_score)
+    #: Tokens the prompt block may take, at most (the estimate of docs/compression.md):
+    #: every hit, best first, before any neighbour. 600 is above the largest block measured
+    #: on real-length conversations (388; docs/host/recall.md, "The prompt block") and
+    #: under a tenth of an 8k window.
+    prompt_tokens: int = attrs.field(default=600, validator=positive_int)
     #: Conversation messages shown before and after each hit, from the message store.
     neighbours: int = attrs.field(default=1, validator=_count)
     #: How far (ms) around a hit neighbours are looked for.

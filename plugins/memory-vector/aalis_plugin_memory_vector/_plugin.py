@@ -25,6 +25,7 @@ from aalis_api_vectorstore import RecallHit, recall, vectorstore
 from aalis_schema_message import Message, new_message_id
 
 from aalis_core import Plugin, hookimpl
+from aalis_plugin_memory_vector._block import block_text
 from aalis_plugin_memory_vector._config import MemoryVectorConfig
 from aalis_plugin_memory_vector._forgetting import forget_vectors
 from aalis_plugin_memory_vector._indexer import Indexer, IndexOutcome
@@ -217,7 +218,13 @@ class MemoryVector(Plugin):
             exclude=exclude,
             min_score=self.config.prompt_min_score,
         )
-        text = self.recall.block_text(request.session_id, hits, exclude)
+        text = block_text(
+            request.session_id,
+            hits,
+            exclude,
+            known_texts=[m.content for m in request.history if isinstance(m.content, str)],
+            max_tokens=self.config.prompt_tokens,
+        )
         return [] if text is None else [PromptBlock(content=text)]
 
     # -- commands ---------------------------------------------------------------------------

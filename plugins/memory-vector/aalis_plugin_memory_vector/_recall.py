@@ -1,6 +1,9 @@
-"""Recall: the scope of a session, the filtered search, neighbours, and the prompt block.
+"""Recall: the scope of a session, the filtered search (both legs, fused), and neighbours.
 
-Ranking is the store's cosine, best first; recency only breaks exact ties. Small models'
+The vector leg ranks by the store's cosine; when the store also searches by words
+(``lexical_search``), both legs run with the same scope and are fused by rank
+(``fusion.py``); every fused hit goes through the same recall check. Recency only breaks
+exact ties. Small models'
 cosines sit in a narrow band, so blending in recency (the TS default's 0.7·cos + 0.3·recency)
 lets a fresh unrelated turn outrank an old relevant one; ``benchmarks/recall_quality.py``
 measures the plain cosine that is used here.
@@ -11,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import math
 from collections.abc import Collection
-from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from aalis_api_memory import MemoryService, MetadataKeys, supports
@@ -19,6 +21,7 @@ from aalis_api_vectorstore import RecallHit, RecallUnavailable, ScopeFilter, Vec
 from aalis_schema_message import Message
 
 from aalis_plugin_memory_vector._config import MemoryVectorConfig
+from aalis_plugin_memory_vector._fusion import VECTOR, fuse
 from aalis_plugin_memory_vector._indexer import Indexer
 
 if TYPE_CHECKING:
@@ -41,17 +44,6 @@ from aalis_plugin_memory_vector._text import (
 from aalis_plugin_memory_vector._verify import Wanted
 
 _UNSET = UNSET
-
-BLOCK_HEADING = "Recalled from earlier conversations (by similarity, oldest first):"
-
-
-def _when(timestamp: int | None) -> str:
-    if timestamp is None:
-        return "?"
-    try:
-        return datetime.fromtimestamp(timestamp / 1000).astimezone().strftime("%Y-%m-%d %H:%M")
-    except (OverflowError, OSError, ValueError):
-        return str(timestamp)
 
 
 class VectorRecall:
@@ -219,29 +211,82 @@ class VectorRecall:
                 f"the embedder did not answer within {self._config.embed_timeout_s:g} s"
             ) from None
         excluded = set(exclude)
+        lexical = self._lexical_leg(store)
         hits: list[RecallHit] = []
         want = k + len(excluded)
         for _ in range(4):  # a retry only when checked-out hits left fewer than k
-            found: list[VectorHit] = await store.search(vector, want, where)
-            ranked = sorted(found, key=lambda hit: (-hit.score, -hit.timestamp))
-            current = await self._checked(store, ranked)
+            found: list[VectorHit] = sorted(
+                await store.search(vector, want, where),
+                key=lambda hit: (-hit.score, -hit.timestamp),
+            )
+            words = await self._lexical(lexical, query, want, where)
+            ranked = fuse(found, words or [], query)
+            current = await self._checked(store, [f.hit for f in ranked])
             hits = []
-            for hit in ranked:
+            for fused in ranked:
+                hit = fused.hit
                 if hit.message_id in excluded:
                     continue
-                if min_score is not None and hit.score < min_score:
-                    break
+                # a cosine floor says nothing about a hit the words found
+                if min_score is not None and fused.source == VECTOR and hit.score < min_score:
+                    continue
                 message = current.get(hit.message_id) if current is not None else None
                 if current is not None and message is None:
                     continue  # gone from the store, or stale: never shown
-                hits.append(await self._with_neighbours(hit, message))
+                score = fused.score if words is not None else hit.score
+                hits.append(await self._with_neighbours(hit, message, score, fused.source))
                 if len(hits) >= k:
                     break
             dropped = len(ranked) - len(current) if current is not None else 0
-            if len(hits) >= k or len(found) < want or not dropped:
+            more = len(found) >= want or (words is not None and len(words) >= want)
+            if len(hits) >= k or not more or not dropped:
                 break
             want *= 2
         return hits
+
+    @staticmethod
+    def _lexical_leg(store: Any) -> Any:
+        """The store's lexical search, when it has one (docs/host/recall.md, "Fusion")."""
+        method = getattr(store, "lexical_search", None)
+        return method if callable(method) else None
+
+    async def _lexical(
+        self, method: Any, query: str, k: int, where: ScopeFilter
+    ) -> list[VectorHit] | None:
+        """The lexical leg's hits, best first; None when the store has no such leg or it
+        failed (the recall goes on with the vectors alone, and says so in the log)."""
+        if method is None:
+            return None
+        try:
+            found: list[VectorHit] = list(
+                await method(clip(query, self._config.max_text_chars), k, where)
+            )
+        except Exception as exc:
+            self._logger.warning(
+                "lexical search failed; recalling by vectors alone",
+                error=f"{type(exc).__name__}: {exc}",
+            )
+            return None
+        # The scope is the store's to apply; a new leg of a third-party store is checked
+        # again here, since one hit outside it would be another person's memory.
+        inside = [
+            hit
+            for hit in found
+            if where.matches(
+                session_id=hit.session_id,
+                role=hit.role,
+                model_id=hit.model_id,
+                platform=hit.platform,
+                user_id=hit.user_id,
+            )
+        ]
+        if len(inside) < len(found):
+            self._logger.error(
+                "the lexical search returned hits outside the scope; they are not shown",
+                outside=len(found) - len(inside),
+            )
+        inside.sort(key=lambda hit: (-hit.score, -hit.timestamp))
+        return inside
 
     async def _checked(self, store: Any, hits: list[VectorHit]) -> dict[str, Message] | None:
         """The store's current message of every hit that may be shown (docs/recall.md,
@@ -286,7 +331,9 @@ class VectorRecall:
             )
         return shown
 
-    async def _with_neighbours(self, hit: VectorHit, message: Message | None) -> RecallHit:
+    async def _with_neighbours(
+        self, hit: VectorHit, message: Message | None, score: float, source: str
+    ) -> RecallHit:
         shown = message or Message(
             role=hit.role,
             content=hit.text,
@@ -294,7 +341,7 @@ class VectorRecall:
             metadata={"platform": hit.platform} if hit.platform is not None else None,
             id=None if hit.message_id.startswith("~") else hit.message_id,
         )
-        score = hit.score if math.isfinite(hit.score) else 0.0
+        score = score if math.isfinite(score) else 0.0
         around: list[Message] = []
         if self._memory.present and self._config.neighbours > 0:
             window = self._config.neighbour_window_ms
@@ -310,7 +357,7 @@ class VectorRecall:
             None,
         )
         if at is None:
-            return RecallHit(session_id=hit.session_id, message=shown, score=score)
+            return RecallHit(session_id=hit.session_id, message=shown, score=score, source=source)
         n = self._config.neighbours
         neighbours = (*conversation[max(0, at - n) : at], *conversation[at + 1 : at + 1 + n])
         return RecallHit(
@@ -318,31 +365,8 @@ class VectorRecall:
             message=conversation[at],
             score=score,
             neighbours=tuple(neighbours),
+            source=source,
         )
 
-    # -- the prompt block -------------------------------------------------------------------
 
-    def block_text(
-        self, session_id: str, hits: list[RecallHit], exclude: Collection[str]
-    ) -> str | None:
-        """The hits and their neighbours as one block, in time order, without what the
-        prompt already carries and without repeating a message twice."""
-        seen: set[str] = set()
-        lines: list[tuple[int, str]] = []
-        for hit in hits:
-            for message in (*hit.neighbours, hit.message):
-                ts = message.timestamp or 0
-                key = key_of(hit.session_id, message)
-                if key in seen or key in exclude:
-                    continue
-                seen.add(key)
-                where = "this session" if hit.session_id == session_id else hit.session_id
-                text = " ".join(clip(message.content or "", 600).split())
-                lines.append((ts, f"- [{_when(ts)}, {where}] {message.role}: {text}"))
-        if not lines:
-            return None
-        lines.sort(key=lambda item: item[0])
-        return "\n".join([BLOCK_HEADING, *(line for _, line in lines)])
-
-
-__all__ = ["BLOCK_HEADING", "VectorRecall"]
+__all__ = ["VectorRecall"]

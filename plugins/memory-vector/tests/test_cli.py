@@ -60,6 +60,7 @@ def test_a_fact_said_early_and_compressed_away_is_recalled_later(
     search = aalis("vector", "search", "peanuts satay", "--session", "cli", "-k", "1")
     assert search.returncode == 0, search.stderr
     assert "[cli] user: My daughter Mia is allergic to peanuts" in search.stdout
+    assert re.search(r"^[-\d.]+  (vector|both) +\[cli\] user: My daughter", search.stdout, re.M)
 
     undo = aalis("undo", "cli")
     assert undo.returncode == 0, undo.stderr
@@ -118,7 +119,11 @@ def test_the_local_model_recalls_a_paraphrase_end_to_end(tmp_path: Path, aalis: 
     block = run.stdout[run.stdout.index("you> /recall\n") :]
     assert "user: My daughter Mia is allergic to peanuts, so no satay at her party." in block
     best = run.stdout.split("you> /recall which snack is dangerous for my child\n")[1]
-    top_two = [line.split(" ", 1)[1] for line in best.splitlines()[:2]]
+    # "0.832 (vector) [cli] user> ...": the score, why it came, the message
+    assert all(
+        re.match(r"[-\d.]+ \((vector|lexical|both)\) \[", line) for line in best.splitlines()[:2]
+    )
+    top_two = [line.split(" ", 2)[2] for line in best.splitlines()[:2]]
     # the paraphrase finds the fact (beside the question asked about it just before)
     assert (
         "[cli] user> My daughter Mia is allergic to peanuts, so no satay at her party." in top_two

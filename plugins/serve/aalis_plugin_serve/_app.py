@@ -400,6 +400,7 @@ def create_app(state: ServeState) -> Any:
                     {
                         "session_id": hit.session_id,
                         "score": hit.score,
+                        "source": hit.source,
                         "message": hit.message.to_json(),
                         "neighbours": [m.to_json() for m in hit.neighbours],
                     }
