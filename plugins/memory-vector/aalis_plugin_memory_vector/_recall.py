@@ -17,7 +17,13 @@ from collections.abc import Collection
 from typing import TYPE_CHECKING, Any
 
 from aalis_api_memory import MemoryService, MetadataKeys, supports
-from aalis_api_vectorstore import RecallHit, RecallUnavailable, ScopeFilter, VectorHit
+from aalis_api_vectorstore import (
+    LexicalSearch,
+    RecallHit,
+    RecallUnavailable,
+    ScopeFilter,
+    VectorHit,
+)
 from aalis_schema_message import Message
 
 from aalis_plugin_memory_vector._config import MemoryVectorConfig
@@ -246,9 +252,9 @@ class VectorRecall:
 
     @staticmethod
     def _lexical_leg(store: Any) -> Any:
-        """The store's lexical search, when it has one (docs/host/recall.md, "Fusion")."""
-        method = getattr(store, "lexical_search", None)
-        return method if callable(method) else None
+        """The store's lexical search, when it offers the optional ``LexicalSearch`` group
+        (docs/host/recall.md, "Fusion")."""
+        return store.lexical_search if isinstance(store, LexicalSearch) else None
 
     async def _lexical(
         self, method: Any, query: str, k: int, where: ScopeFilter
