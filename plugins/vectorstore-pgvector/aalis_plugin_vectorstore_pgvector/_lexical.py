@@ -1,0 +1,182 @@
+"""The terms of the lexical leg: what a message is indexed under and what a query weighs.
+
+PostgreSQL's own parsers cannot serve recall here: ``to_tsvector`` does not segment Chinese
+(a run of Han characters is one "word"), splits ``AX-55812-K`` and stems ``windows`` to
+``window``, and ``pg_trgm`` needs three characters, so a two-character name (王磊) has no
+trigram of its own. So the terms are computed here, stored verbatim in a ``tsvector`` column
+(``array_to_tsvector``: no parsing, no stemming) under a GIN index, and the query is a
+disjunction of the same terms (docs/backends/postgres.md, "Lexical search").
+
+* A word is lower-cased; a few English function words are not indexed.
+* An identifier (a token with a digit, a joiner ``-`` ``_`` ``.`` ``/`` ``:`` inside, or a
+  capital after a small letter: ``AX-55812-K``, ``parse_refund_window``, ``parseRefund``,
+  ``v2.3``) is indexed whole *and* by its parts, so ``55812`` finds ``AX-55812-K`` while the
+  whole token tells ``AX-55812-K`` from ``AX-55813-K``.
+* A run of CJK characters is indexed by its bigrams and its characters: 王磊 is the bigram
+  ``王磊``, which 王蕾 does not have.
+
+A query weighs its terms: a whole identifier far above its parts, a number and a CJK bigram
+above a word, a single CJK character least; the store multiplies in how rare each term is among
+the candidates, so the message that carries the exact identifier comes first among many that
+repeat the query's wording around another one.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+
+#: Changes to the rules below need a schema migration that re-indexes (``_schema.py``).
+TERMS_VERSION = 1
+
+#: Longest term kept (longer tokens are cut: ``tsvector`` lexemes must stay small).
+MAX_TERM = 64
+#: Most distinct terms indexed for one message (a ``tsvector`` is at most 1 MB).
+MAX_DOCUMENT_TERMS = 8_000
+#: Most terms one query weighs (the longest queries are pasted text: their first terms).
+MAX_QUERY_TERMS = 32
+
+WORD = 1.0
+IDENTIFIER = 4.0
+NUMBER = 2.0
+PART = 0.5
+CJK_BIGRAM = 1.5
+CJK_CHAR = 0.3
+
+_CJK = (
+    "\u2e80-\u2fdf\u3005\u3007\u3021-\u3029\u3040-\u30ff\u3100-\u312f\u3130-\u318f"
+    "\u31a0-\u31bf\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
+    "\U00020000-\U0002ebef\U00030000-\U000323af"
+)
+# A token: letters, digits and underscores, joined by single - . / : between them; CJK runs apart.
+_TOKEN = re.compile(rf"[{_CJK}]+|(?:(?![{_CJK}])\w)+(?:[-./:](?:(?![{_CJK}])\w)+)*")
+_CJK_RUN = re.compile(rf"[{_CJK}]+")
+_PARTS = re.compile(r"[^\W_]+")
+_CAMEL = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+|[^\W\d_]+")
+_STOPWORDS = frozenset(
+    re.findall(
+        r"\w+",
+        "a an and are as at be been but by did do does for from had has have he her his how i"
+        " if in into is it its me my of on or our she so that the their them then there these"
+        " they this to was we were what when where which who why will with you your",
+    )
+)
+
+
+def _is_identifier(token: str) -> bool:
+    if any(c in "-./:_" for c in token):
+        return True
+    has_digit = any(c.isdigit() for c in token)
+    if has_digit and not token.isdigit():
+        return True
+    return any(a.islower() and b.isupper() for a, b in itertools.pairwise(token))
+
+
+def _parts(token: str) -> list[str]:
+    out: list[str] = []
+    for piece in _PARTS.findall(token):
+        out.extend(_CAMEL.findall(piece) if piece.isascii() else [piece])
+    return out
+
+
+def weighted_terms(text: str) -> dict[str, float]:
+    """Each term of ``text`` with its weight as a query term (the highest when repeated)."""
+    terms: dict[str, float] = {}
+
+    def add(term: str, weight: float) -> None:
+        term = term.lower()[:MAX_TERM]
+        if term and terms.get(term, 0.0) < weight:
+            terms[term] = weight
+
+    for token in _TOKEN.findall(text):
+        if _CJK_RUN.fullmatch(token):
+            for char in token:
+                add(char, CJK_CHAR)
+            for first, second in itertools.pairwise(token):
+                add(first + second, CJK_BIGRAM)
+        elif _is_identifier(token):
+            add(token, IDENTIFIER)
+            parts = _parts(token)
+            if len(parts) > 1:
+                for part in parts:
+                    add(part, NUMBER if part.isdigit() and len(part) > 2 else PART)
+        elif token.isdigit():
+            add(token, NUMBER if len(token) > 2 else WORD)
+        elif token.lower() not in _STOPWORDS:
+            add(token, WORD)
+    return terms
+
+
+def document_terms(text: str) -> list[str]:
+    """The distinct terms a message is indexed under (for ``array_to_tsvector``)."""
+    return list(weighted_terms(text))[:MAX_DOCUMENT_TERMS]
+
+
+def query_terms(text: str) -> list[tuple[str, float]]:
+    """The query's terms and weights, heaviest first (at most ``MAX_QUERY_TERMS``)."""
+    ranked = sorted(weighted_terms(text).items(), key=lambda item: -item[1])
+    return ranked[:MAX_QUERY_TERMS]
+
+
+def seed_terms(terms: list[tuple[str, float]]) -> list[str]:
+    """The terms that pick the candidates: all but single characters when others exist.
+
+    A lone CJK character or the ``k`` of ``AX-55812-K`` occurs in a large part of any history;
+    letting it pick candidates would score most of the scope for a term that cannot decide the
+    ranking. The candidates found by the others are still scored on every term.
+    """
+    seeds = [term for term, _weight in terms if len(term) > 1]
+    return seeds or [term for term, _weight in terms]
+
+
+def tsquery_literal(terms: list[str]) -> str:
+    """A ``tsquery`` matching any of ``terms``, each quoted verbatim (no parsing, no stemming)."""
+    quoted = ("'" + term.replace("\\", "\\\\").replace("'", "''") + "'" for term in terms)
+    return " | ".join(quoted)
+
+
+#: BM25's saturation and length normalisation (every matched term counts once per message).
+K1 = 1.2
+B = 0.75
+
+
+def lexical_sql(table: str, filters: str) -> str:
+    """The lexical search over ``table`` within ``filters`` (the scope), best ``%(k)s`` first.
+
+    The candidates are the rows in scope that hold a seed term (``%(seeds)s``, GIN on ``lex``
+    or the scope's own index, as the planner finds cheaper); the scope is in the same ``WHERE``,
+    so no out-of-scope row takes a place. Each candidate scores, for every query term it holds
+    (``%(terms)s`` with ``%(weights)s``), the term's weight times its BM25 rarity among the
+    candidates, normalised by the message's length in terms against the candidates' mean.
+    """
+    return (
+        "WITH found AS MATERIALIZED ("
+        " SELECT message_id, session_id, ts, role, text, platform, user_id, lex"
+        f" FROM {table} WHERE {filters} AND lex @@ %(seeds)s::tsquery),"
+        " hits AS ("
+        " SELECT f.message_id, q.i, q.w FROM found f,"
+        " unnest(%(terms)s::tsquery[], %(weights)s::float8[]) WITH ORDINALITY AS q(t, w, i)"
+        " WHERE f.lex @@ q.t),"
+        " df AS (SELECT i, count(*)::float8 AS df FROM hits GROUP BY i),"
+        " n AS (SELECT count(*)::float8 AS n,"
+        " greatest(avg(length(lex)), 1)::float8 AS avglen FROM found),"
+        " scored AS ("
+        " SELECT h.message_id, sum(h.w * ln(1 + (n.n - df.df + 0.5) / (df.df + 0.5))) AS raw"
+        " FROM hits h JOIN df USING (i) CROSS JOIN n GROUP BY h.message_id)"
+        " SELECT f.session_id, f.ts, f.role, f.text, f.platform, f.user_id,"
+        f" s.raw * {K1 + 1} / (1 + {K1} * ({1 - B} + {B} * length(f.lex) / n.avglen)) AS score,"
+        " f.message_id FROM found f JOIN scored s USING (message_id) CROSS JOIN n"
+        " ORDER BY score DESC, f.ts DESC, f.message_id LIMIT %(k)s"
+    )
+
+
+__all__ = [
+    "MAX_QUERY_TERMS",
+    "TERMS_VERSION",
+    "document_terms",
+    "lexical_sql",
+    "query_terms",
+    "seed_terms",
+    "tsquery_literal",
+    "weighted_terms",
+]
