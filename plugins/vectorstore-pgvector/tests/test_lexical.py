@@ -268,12 +268,13 @@ async def test_a_version_2_table_is_indexed_by_the_migration(pg_server: TestServ
             conn.execute(f"ALTER TABLE {s}.vectors DROP COLUMN lex")
             conn.execute(f"DELETE FROM {s}.aalis_migrations WHERE version = 3")
             conn.execute(f"INSERT INTO {s}.models VALUES ('m', 2)")
-            for i in range(2_500):  # more than one batch of the backfill
-                conn.execute(
-                    f"INSERT INTO {s}.vectors (message_id, session_id, ts, role, model_id, text,"
-                    " embedding) VALUES (%s, 's', %s, 'user', 'm', %s, '[1,0]')",
-                    (f"k{i:05d}", i, f"order AX-{i:05d}-K and 王磊{i}"),
-                )
+            # More than one batch of the backfill.
+            conn.execute(
+                f"INSERT INTO {s}.vectors (message_id, session_id, ts, role, model_id, text,"
+                " embedding) SELECT 'k' || lpad(i::text, 5, '0'), 's', i, 'user', 'm',"
+                " 'order AX-' || lpad(i::text, 5, '0') || '-K and 王磊' || i, '[1,0]'"
+                " FROM generate_series(0, 2499) AS i"
+            )
             conn.execute(
                 f"INSERT INTO {s}.vectors (message_id, session_id, ts, role, model_id, text,"
                 " embedding) VALUES ('nul', 's', 9, 'user', 'm', %s, '[1,0]')",
