@@ -140,33 +140,35 @@ K1 = 1.2
 B = 0.75
 
 
-def lexical_sql(table: str, filters: str) -> str:
+def lexical_sql(table: str, filters: str, terms: int) -> str:
     """The lexical search over ``table`` within ``filters`` (the scope), best ``%(k)s`` first.
 
     The candidates are the rows in scope that hold a seed term (``%(seeds)s``, GIN on ``lex``
     or the scope's own index, as the planner finds cheaper); the scope is in the same ``WHERE``,
-    so no out-of-scope row takes a place. Each candidate scores, for every query term it holds
-    (``%(terms)s`` with ``%(weights)s``), the term's weight times its BM25 rarity among the
-    candidates, normalised by the message's length in terms against the candidates' mean.
+    so no out-of-scope row takes a place. A candidate scores, for each query term ``%(tN)s`` it
+    holds, the term's weight ``%(wN)s`` times its BM25 rarity among the candidates, normalised
+    by the message's length in terms against the candidates' mean. Only the candidates' ids,
+    times and term flags are kept while ranking; the ``k`` winners' rows are read at the end.
     """
+    ids = range(terms)
+    flags = ", ".join(f"(lex @@ %(t{i})s::tsquery)::int AS h{i}" for i in ids)
+    counts = ", ".join(f"sum(h{i})::float8 AS d{i}" for i in ids)
+    weighed = " + ".join(
+        f"f.h{i} * %(w{i})s::float8 * ln(1 + (st.n - st.d{i} + 0.5) / (st.d{i} + 0.5))" for i in ids
+    )
     return (
         "WITH found AS MATERIALIZED ("
-        " SELECT message_id, session_id, ts, role, text, platform, user_id, lex"
+        f" SELECT message_id, ts, length(lex)::float8 AS len, {flags}"
         f" FROM {table} WHERE {filters} AND lex @@ %(seeds)s::tsquery),"
-        " hits AS ("
-        " SELECT f.message_id, q.i, q.w FROM found f,"
-        " unnest(%(terms)s::tsquery[], %(weights)s::float8[]) WITH ORDINALITY AS q(t, w, i)"
-        " WHERE f.lex @@ q.t),"
-        " df AS (SELECT i, count(*)::float8 AS df FROM hits GROUP BY i),"
-        " n AS (SELECT count(*)::float8 AS n,"
-        " greatest(avg(length(lex)), 1)::float8 AS avglen FROM found),"
-        " scored AS ("
-        " SELECT h.message_id, sum(h.w * ln(1 + (n.n - df.df + 0.5) / (df.df + 0.5))) AS raw"
-        " FROM hits h JOIN df USING (i) CROSS JOIN n GROUP BY h.message_id)"
-        " SELECT f.session_id, f.ts, f.role, f.text, f.platform, f.user_id,"
-        f" s.raw * {K1 + 1} / (1 + {K1} * ({1 - B} + {B} * length(f.lex) / n.avglen)) AS score,"
-        " f.message_id FROM found f JOIN scored s USING (message_id) CROSS JOIN n"
-        " ORDER BY score DESC, f.ts DESC, f.message_id LIMIT %(k)s"
+        f" st AS (SELECT count(*)::float8 AS n, greatest(avg(len), 1) AS avglen, {counts}"
+        " FROM found),"
+        f" top AS (SELECT f.message_id, f.ts, ({weighed})"
+        f" * {K1 + 1} / (1 + {K1} * ({1 - B} + {B} * f.len / st.avglen)) AS score"
+        " FROM found f CROSS JOIN st ORDER BY score DESC, f.ts DESC, f.message_id"
+        " LIMIT %(k)s)"
+        " SELECT v.session_id, v.ts, v.role, v.text, v.platform, v.user_id, top.score,"
+        f" v.message_id FROM top JOIN {table} v USING (message_id)"
+        " ORDER BY top.score DESC, top.ts DESC, top.message_id"
     )
 
 

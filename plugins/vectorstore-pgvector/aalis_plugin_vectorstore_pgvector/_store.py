@@ -12,6 +12,11 @@ outer query restores the exact order of what it found. When a narrow scope still
 than ``k``, the same query runs again without the index (an exact scan of the rows in scope,
 found through ``(model_id, session_id)``), so ``k`` hits come back whenever ``k`` exist.
 
+``lexical_search`` is the lexical leg of recall: the terms each message is indexed under
+(``_lexical.py``) live in a ``tsvector`` column of the same row under a GIN index, so upserts,
+deletes and clears keep it in step, and the scope filter is the same ``WHERE`` as ``search``'s
+(docs/backends/postgres.md, "Lexical search").
+
 Text columns hold any string (``codec.py``); the tables, their migrations and the per-model
 indexes are in ``schema.py``.
 """
@@ -460,21 +465,19 @@ class PgvectorStore:
         terms = query_terms(query)
         if k == 0 or where.is_empty or not terms:
             return []
-        params: dict[str, Any] = {
-            "k": k,
-            "seeds": tsquery_literal(seed_terms(terms)),
-            "terms": [tsquery_literal([term]) for term, _weight in terms],
-            "weights": [weight for _term, weight in terms],
-        }
+        params: dict[str, Any] = {"k": k, "seeds": tsquery_literal(seed_terms(terms))}
+        for i, (term, weight) in enumerate(terms):
+            params[f"t{i}"] = tsquery_literal([term])
+            params[f"w{i}"] = weight
         async with self.pool.connection() as conn:
             condition = _scope_sql(conn, where, params)
-            cursor = await conn.execute(self.lexical_sql(condition), params)
+            cursor = await conn.execute(self.lexical_sql(condition, len(terms)), params)
             rows = await cursor.fetchall()
         return [self._hit(where.model_id, row, score=float(row[6])) for row in rows]
 
-    def lexical_sql(self, filters: str) -> str:
-        """The lexical statement (public for the EXPLAIN tests)."""
-        return lexical_sql(f"{self._s}.vectors", filters)
+    def lexical_sql(self, filters: str, terms: int) -> str:
+        """The lexical statement for a query of ``terms`` terms (public for the EXPLAIN tests)."""
+        return lexical_sql(f"{self._s}.vectors", filters, terms)
 
     async def stats(self) -> VectorStoreStats:
         async with self.pool.connection() as conn:

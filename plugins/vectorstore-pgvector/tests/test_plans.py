@@ -104,13 +104,8 @@ async def test_a_bulk_load_without_the_index_searches_the_same_and_rebuilds_it(
 async def test_a_wide_lexical_search_finds_its_candidates_through_the_gin_index(
     filled: PgvectorStore,
 ) -> None:
-    text = filled.lexical_sql("model_id = 'wide'")
-    params = {
-        "k": 10,
-        "seeds": "'t77'",
-        "terms": ["'t77'"],
-        "weights": [1.0],
-    }
+    text = filled.lexical_sql("model_id = 'wide'", 1)
+    params = {"k": 10, "seeds": "'t77'", "t0": "'t77'", "w0": 4.0}
     async with filled.pool.connection() as conn:
         cursor = await conn.execute(f"EXPLAIN (FORMAT JSON) {text}", params)
         row = await cursor.fetchone()
