@@ -73,6 +73,42 @@ async def test_the_exact_order_number_ranks_first_among_near_identical_messages(
     assert (await store.lexical_search("the 55812 one", 3, every()))[0].message_id == "o12"
 
 
+@pytest.mark.parametrize(
+    ("query", "distractor", "right"),
+    [
+        (
+            "what did I say about order AX-55812-K being late and the refund",
+            "I say order AX-558{n:02d}-K being late means a refund, about time",
+            "AX-55812-K: still waiting",
+        ),
+        (
+            "王磊的电话号码是多少",
+            "王{name}的电话号码是多少",
+            "王磊还没回复",
+        ),
+        (
+            "what was wrong with parse_refund_window when the date is empty",
+            "what was wrong with parse_refund_windows{n} when the date is empty",
+            "parse_refund_window returns None",
+        ),
+    ],
+    ids=["order", "chinese-name", "function"],
+)
+async def test_the_identifier_outweighs_distractors_that_repeat_the_querys_wording(
+    store: PgvectorStore, query: str, distractor: str, right: str
+) -> None:
+    # A leg that weighs every query term alike ranks the distractors first: they hold
+    # many more of the query's terms than the one message with the identifier.
+    names = "蕾雷石军伟芳娜敏静丽强洋艳勇杰娟涛明超秀霞平刚桂英华玉兰萍红"
+    records = [
+        rec(f"d{n}", distractor.format(n=n, name=names[n]), ts=n) for n in range(30) if n != 12
+    ]
+    records.append(rec("right", right, ts=99))
+    await store.upsert(records)
+    hits = await store.lexical_search(query, 5, every())
+    assert hits[0].message_id == "right"
+
+
 async def test_a_two_character_chinese_name_ranks_above_its_homophones(
     store: PgvectorStore,
 ) -> None:
