@@ -33,6 +33,8 @@ TERMS_VERSION = 1
 MAX_TERM = 64
 #: Most distinct terms indexed for one message (a ``tsvector`` is at most 1 MB).
 MAX_DOCUMENT_TERMS = 8_000
+#: Most bytes of terms indexed for one message (well under the 1 MB of a ``tsvector``).
+MAX_DOCUMENT_BYTES = 256 * 1024
 #: Most terms one query weighs (the longest queries are pasted text: their first terms).
 MAX_QUERY_TERMS = 32
 
@@ -108,8 +110,20 @@ def weighted_terms(text: str) -> dict[str, float]:
 
 
 def document_terms(text: str) -> list[str]:
-    """The distinct terms a message is indexed under (for ``array_to_tsvector``)."""
-    return list(weighted_terms(text))[:MAX_DOCUMENT_TERMS]
+    """The distinct terms a message is indexed under (for ``array_to_tsvector``).
+
+    At most ``MAX_DOCUMENT_TERMS`` terms and ``MAX_DOCUMENT_BYTES`` of them in UTF-8, the first
+    ones of the text: a ``tsvector`` over 1 MB is an error, and a message that long is pasted
+    material whose opening is what a query names.
+    """
+    out: list[str] = []
+    size = 0
+    for term in weighted_terms(text):
+        size += len(term.encode("utf-8")) + 8  # the lexeme and its entry
+        if len(out) == MAX_DOCUMENT_TERMS or size > MAX_DOCUMENT_BYTES:
+            break
+        out.append(term)
+    return out
 
 
 def query_terms(text: str) -> list[tuple[str, float]]:

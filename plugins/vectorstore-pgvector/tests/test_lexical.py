@@ -197,6 +197,13 @@ async def test_hits_carry_the_records_fields_and_descending_positive_scores(
     assert await store.lexical_search("refund", 0, every()) == []
 
 
+async def test_a_huge_message_is_stored_and_found_by_its_opening(store: PgvectorStore) -> None:
+    # 40,000 distinct long words of 4-byte characters: all their terms would pass 1 MB.
+    words = " ".join(f"{i:05d}" + "\U0001d400" * 50 for i in range(40_000))
+    await store.upsert([rec("huge", "HUGE-1 " + words)])
+    assert [h.message_id for h in await store.lexical_search("HUGE-1", 3, every())] == ["huge"]
+
+
 async def test_bad_input_is_refused(store: PgvectorStore) -> None:
     with pytest.raises(TypeError):
         await store.lexical_search(b"refund", 3, every())  # type: ignore[arg-type]
