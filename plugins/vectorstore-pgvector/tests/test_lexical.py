@@ -197,6 +197,21 @@ async def test_hits_carry_the_records_fields_and_descending_positive_scores(
     assert await store.lexical_search("refund", 0, every()) == []
 
 
+async def test_quotes_backslashes_colons_and_nul_are_only_text(store: PgvectorStore) -> None:
+    texts = ["meet at 10:30 in src/app.py", "O'Brien said \\back\\slash", "x\x00y and école"]
+    await store.upsert([rec(str(i), t, ts=i) for i, t in enumerate(texts)])
+    for query, found in [
+        ("10:30", "0"),
+        ("src/app.py", "0"),
+        ("O'Brien", "1"),
+        ("back\\slash", "1"),
+        ("x\x00y", "2"),
+        ("ÉCOLE", "2"),
+    ]:
+        assert [h.message_id for h in await store.lexical_search(query, 3, every())] == [found]
+    assert await store.lexical_search("' | !", 3, every()) == []
+
+
 async def test_a_huge_message_is_stored_and_found_by_its_opening(store: PgvectorStore) -> None:
     # 40,000 distinct long words of 4-byte characters: all their terms would pass 1 MB.
     words = " ".join(f"{i:05d}" + "\U0001d400" * 50 for i in range(40_000))
