@@ -53,6 +53,8 @@ _CJK = (
 # A token: letters, digits and underscores, joined by single - . / : between them; CJK runs apart.
 _TOKEN = re.compile(rf"[{_CJK}]+|(?:(?![{_CJK}])\w)+(?:[-./:](?:(?![{_CJK}])\w)+)*")
 _CJK_RUN = re.compile(rf"[{_CJK}]+")
+# A joiner, a digit beside a letter, or camelCase (ASCII: a capital after a small letter).
+_IDENTIFIER = re.compile(r"[-./:_]|\d[^\W\d]|[^\W\d]\d|[a-z][A-Z]")
 _PARTS = re.compile(r"[^\W_]+")
 _CAMEL = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+|[^\W\d_]+")
 _STOPWORDS = frozenset(
@@ -66,12 +68,7 @@ _STOPWORDS = frozenset(
 
 
 def _is_identifier(token: str) -> bool:
-    if any(c in "-./:_" for c in token):
-        return True
-    has_digit = any(c.isdigit() for c in token)
-    if has_digit and not token.isdigit():
-        return True
-    return any(a.islower() and b.isupper() for a, b in itertools.pairwise(token))
+    return _IDENTIFIER.search(token) is not None
 
 
 def _parts(token: str) -> list[str]:
@@ -91,7 +88,7 @@ def weighted_terms(text: str) -> dict[str, float]:
             terms[term] = weight
 
     for token in _TOKEN.findall(text):
-        if _CJK_RUN.fullmatch(token):
+        if _CJK_RUN.match(token):
             for char in token:
                 add(char, CJK_CHAR)
             for first, second in itertools.pairwise(token):
