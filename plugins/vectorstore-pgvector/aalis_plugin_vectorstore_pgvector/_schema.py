@@ -3,6 +3,7 @@
 One table holds every model's vectors in an untyped ``vector`` column; each model gets its own
 HNSW index on ``(embedding::vector(dim)) vector_cosine_ops`` restricted to that model (a
 partial expression index), named from a checksum of the model id (``index_name``).
+Migration 3 adds the lexical leg: a ``lex`` column of terms (``_lexical.py``) under a GIN index.
 Migrations are numbered in ``aalis_migrations``; ``migrate`` applies the missing ones in one
 transaction under an advisory lock, so several hosts starting at once migrate once.
 """
@@ -15,9 +16,12 @@ from typing import Any
 from aalis_api_vectorstore import VectorStoreUnavailable
 from psycopg import AsyncConnection, sql
 
-from aalis_plugin_vectorstore_pgvector._codec import escape
+from aalis_plugin_vectorstore_pgvector._codec import escape, unescape
+from aalis_plugin_vectorstore_pgvector._lexical import document_terms
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
+#: Rows re-indexed per statement when migration 3 computes the terms of stored messages.
+BACKFILL_BATCH = 1_000
 
 
 def index_name(model_id: str) -> str:
@@ -94,6 +98,42 @@ async def migrate(conn: AsyncConnection[Any], schema: str) -> None:
             await conn.execute(f"ALTER TABLE {s}.vectors ADD PRIMARY KEY (message_id)")
             await conn.execute(f"CREATE INDEX vectors_session_ts ON {s}.vectors (session_id, ts)")
             await conn.execute(f"INSERT INTO {s}.aalis_migrations (version) VALUES (2)")
+        if current < 3:
+            await _add_lexical_index(conn, s)
+            await conn.execute(f"INSERT INTO {s}.aalis_migrations (version) VALUES (3)")
+
+
+async def _add_lexical_index(conn: AsyncConnection[Any], s: str) -> None:
+    """Migration 3: the ``lex`` column (the terms of ``_lexical.py``) and its GIN index.
+
+    The terms are computed here, in Python, for every stored message, in batches by message id,
+    inside the migration's transaction: a failure leaves the schema at version 2. The column
+    then loses its default, so a host of an older version still writing here fails loudly
+    instead of storing messages the lexical leg can never find.
+    """
+    await conn.execute(f"ALTER TABLE {s}.vectors ADD COLUMN lex tsvector NOT NULL DEFAULT ''")
+    last = ""
+    while True:
+        cursor = await conn.execute(
+            f"SELECT message_id, text FROM {s}.vectors WHERE message_id > %s"
+            " ORDER BY message_id LIMIT %s",
+            (last, BACKFILL_BATCH),
+        )
+        rows = await cursor.fetchall()
+        if not rows:
+            break
+        async with conn.cursor() as update:
+            await update.executemany(
+                f"UPDATE {s}.vectors SET lex = array_to_tsvector(%s::text[]) WHERE message_id = %s",
+                [(document_terms(unescape(text)), mid) for mid, text in rows],
+            )
+        last = rows[-1][0]
+    await conn.execute(f"ALTER TABLE {s}.vectors ALTER COLUMN lex DROP DEFAULT")
+    # No pending list: rows are indexed as they are written (next to the HNSW insert the
+    # cost is nothing), and the planner never sees an index whose pending list it must scan.
+    await conn.execute(
+        f"CREATE INDEX vectors_lex ON {s}.vectors USING gin (lex) WITH (fastupdate = off)"
+    )
 
 
 async def create_index(conn: AsyncConnection[Any], schema: str, model_id: str, dim: int) -> None:

@@ -12,6 +12,11 @@ outer query restores the exact order of what it found. When a narrow scope still
 than ``k``, the same query runs again without the index (an exact scan of the rows in scope,
 found through ``(model_id, session_id)``), so ``k`` hits come back whenever ``k`` exist.
 
+``lexical_search`` is the lexical leg of recall: the terms each message is indexed under
+(``_lexical.py``) live in a ``tsvector`` column of the same row under a GIN index, so upserts,
+deletes and clears keep it in step, and the scope filter is the same ``WHERE`` as ``search``'s
+(docs/backends/postgres.md, "Lexical search").
+
 Text columns hold any string (``codec.py``); the tables, their migrations and the per-model
 indexes are in ``schema.py``.
 """
@@ -54,9 +59,42 @@ from aalis_plugin_vectorstore_pgvector._codec import (
     vector_literal,
 )
 from aalis_plugin_vectorstore_pgvector._config import PgvectorConfig
+from aalis_plugin_vectorstore_pgvector._lexical import (
+    document_terms,
+    lexical_sql,
+    query_terms,
+    seed_terms,
+    tsquery_literal,
+)
 from aalis_plugin_vectorstore_pgvector._schema import create_index, index_name, migrate
 
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+
+
+def _scope_sql(conn: AsyncConnection[Any], where: ScopeFilter, params: dict[str, Any]) -> str:
+    """The scope filter as a ``WHERE`` condition (its values added to ``params``).
+
+    The model id is a literal, not a parameter: the planner must see it to pick the model's
+    partial HNSW index, whatever plan (custom or generic) it caches.
+    """
+    model = sql.Literal(escape(where.model_id)).as_string(conn)
+    filters = [f"model_id = {model}"]
+    if where.session_ids is not None:
+        filters.append("session_id = ANY(%(sessions)s)")
+        params["sessions"] = [escape(v) for v in sorted(where.session_ids)]
+    if where.exclude_session_ids:
+        filters.append("session_id <> ALL(%(excluded)s)")
+        params["excluded"] = [escape(v) for v in sorted(where.exclude_session_ids)]
+    if where.platform is not None:
+        filters.append("platform = %(platform)s")
+        params["platform"] = escape(where.platform)
+    if where.user_id is not None:
+        filters.append("user_id = %(user)s")
+        params["user"] = escape(where.user_id)
+    if where.roles is not None:
+        filters.append("role = ANY(%(roles)s)")
+        params["roles"] = [escape(v) for v in sorted(where.roles)]
+    return " AND ".join(filters)
 
 
 class PgvectorStore:
@@ -205,6 +243,7 @@ class PgvectorStore:
                 escape_optional(record.platform),
                 escape_optional(record.user_id),
                 vector_literal(float_row(record.vector)),
+                document_terms(record.text),
             )
         if not rows:
             return 0
@@ -215,12 +254,14 @@ class PgvectorStore:
             async with conn.cursor() as cursor:
                 await cursor.executemany(
                     f"INSERT INTO {s}.vectors (message_id, session_id, ts, role, model_id, text,"
-                    " platform, user_id, embedding)"
-                    " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s::vector)"
+                    " platform, user_id, embedding, lex)"
+                    " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s::vector,"
+                    " array_to_tsvector(%s::text[]))"
                     " ON CONFLICT (message_id) DO UPDATE SET session_id = excluded.session_id,"
                     " ts = excluded.ts, role = excluded.role, model_id = excluded.model_id,"
                     " text = excluded.text, platform = excluded.platform,"
-                    " user_id = excluded.user_id, embedding = excluded.embedding",
+                    " user_id = excluded.user_id, embedding = excluded.embedding,"
+                    " lex = excluded.lex",
                     list(rows.values()),
                 )
         return len(batch)
@@ -329,27 +370,8 @@ class PgvectorStore:
             if k == 0 or where.is_empty:
                 await self._check_dim(conn, where.model_id, dim)
                 return []
-            # The model id is a literal, not a parameter: the planner must see it to pick the
-            # model's partial HNSW index, whatever plan (custom or generic) it caches.
-            model = sql.Literal(escape(where.model_id)).as_string(conn)
-            filters = [f"model_id = {model}"]
             params: dict[str, Any] = {"q": vector_literal(query), "k": k}
-            if where.session_ids is not None:
-                filters.append("session_id = ANY(%(sessions)s)")
-                params["sessions"] = [escape(v) for v in sorted(where.session_ids)]
-            if where.exclude_session_ids:
-                filters.append("session_id <> ALL(%(excluded)s)")
-                params["excluded"] = [escape(v) for v in sorted(where.exclude_session_ids)]
-            if where.platform is not None:
-                filters.append("platform = %(platform)s")
-                params["platform"] = escape(where.platform)
-            if where.user_id is not None:
-                filters.append("user_id = %(user)s")
-                params["user"] = escape(where.user_id)
-            if where.roles is not None:
-                filters.append("role = ANY(%(roles)s)")
-                params["roles"] = [escape(v) for v in sorted(where.roles)]
-            condition = " AND ".join(filters)
+            condition = _scope_sql(conn, where, params)
             try:
                 rows = await self._search(conn, dim, condition, params, exact=False)
                 if len(rows) < k:
@@ -411,9 +433,10 @@ class PgvectorStore:
         return rows
 
     @staticmethod
-    def _hit(model_id: str, row: tuple[Any, ...]) -> VectorHit:
+    def _hit(model_id: str, row: tuple[Any, ...], *, score: float | None = None) -> VectorHit:
         session_id, ts, role, text, platform, user_id, distance, message_id = row
-        score = 0.0 if distance is None or math.isnan(distance) else 1.0 - float(distance)
+        if score is None:
+            score = 0.0 if distance is None or math.isnan(distance) else 1.0 - float(distance)
         return VectorHit(
             message_id=unescape(message_id),
             session_id=unescape(session_id),
@@ -425,6 +448,36 @@ class PgvectorStore:
             user_id=None if user_id is None else unescape(user_id),
             score=score,
         )
+
+    async def lexical_search(self, query: str, k: int, where: ScopeFilter) -> list[VectorHit]:
+        """The ``k`` records in scope whose text best matches ``query``'s terms.
+
+        The terms are the ones the records were indexed under (``_lexical.py``); the scope is
+        in the same ``WHERE`` as the term match, so ``k`` hits come back whenever ``k`` in
+        scope share a term with the query. Scores are positive, higher is better, and only
+        comparable within one answer.
+        """
+        if not isinstance(query, str):
+            raise TypeError(f"query must be a str, got {type(query).__name__}")
+        check_text(query, "query")
+        k = check_k(k)
+        where = check_where(where)
+        terms = query_terms(query)
+        if k == 0 or where.is_empty or not terms:
+            return []
+        params: dict[str, Any] = {"k": k, "seeds": tsquery_literal(seed_terms(terms))}
+        for i, (term, weight) in enumerate(terms):
+            params[f"t{i}"] = tsquery_literal([term])
+            params[f"w{i}"] = weight
+        async with self.pool.connection() as conn:
+            condition = _scope_sql(conn, where, params)
+            cursor = await conn.execute(self.lexical_sql(condition, len(terms)), params)
+            rows = await cursor.fetchall()
+        return [self._hit(where.model_id, row, score=float(row[6])) for row in rows]
+
+    def lexical_sql(self, filters: str, terms: int) -> str:
+        """The lexical statement for a query of ``terms`` terms (public for the EXPLAIN tests)."""
+        return lexical_sql(f"{self._s}.vectors", filters, terms)
 
     async def stats(self) -> VectorStoreStats:
         async with self.pool.connection() as conn:

@@ -99,3 +99,18 @@ async def test_a_bulk_load_without_the_index_searches_the_same_and_rebuilds_it(
         names = {row[0] for row in await cursor.fetchall()}
     assert index_name("wide") in names
     assert [h.key for h in await filled.search(query, 5, where)] == before
+
+
+async def test_a_wide_lexical_search_finds_its_candidates_through_the_gin_index(
+    filled: PgvectorStore,
+) -> None:
+    text = filled.lexical_sql("model_id = 'wide'", 1)
+    params = {"k": 10, "seeds": "'t77'", "t0": "'t77'", "w0": 4.0}
+    async with filled.pool.connection() as conn:
+        cursor = await conn.execute(f"EXPLAIN (FORMAT JSON) {text}", params)
+        row = await cursor.fetchone()
+    assert row is not None
+    document = row[0] if not isinstance(row[0], str) else json.loads(row[0])
+    nodes = _nodes(document[0]["Plan"])
+    assert "vectors_lex" in {n.get("Index Name") for n in nodes}, nodes
+    assert all(n["Node Type"] != "Seq Scan" for n in nodes)
