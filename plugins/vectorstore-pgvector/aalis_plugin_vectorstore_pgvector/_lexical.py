@@ -26,6 +26,8 @@ from __future__ import annotations
 import itertools
 import re
 
+from aalis_api_vectorstore import lexical_terms
+
 #: Changes to the rules below need a schema migration that re-indexes (``_schema.py``).
 TERMS_VERSION = 1
 
@@ -93,6 +95,11 @@ def weighted_terms(text: str) -> dict[str, float]:
                 add(char, CJK_CHAR)
             for first, second in itertools.pairwise(token):
                 add(first + second, CJK_BIGRAM)
+            # A Chinese name (the contract's shared rule: a common surname and the next
+            # characters) is an identifier: 王磊 must outrank 王蕾 in the same words.
+            for name in lexical_terms(token).identifiers:
+                for first, second in itertools.pairwise(name):
+                    add(first + second, IDENTIFIER)
         elif _is_identifier(token):
             add(token, IDENTIFIER)
             parts = _parts(token)
