@@ -116,21 +116,21 @@ async def test_the_chinese_name_the_query_names_comes_first() -> None:
     assert ids(fused)[0] == "m1", [f.hit.text for f in fused]
 
 
-async def test_rank_fusion_without_identifiers() -> None:
+async def test_without_identifiers_the_vectors_keep_their_order_and_words_only_add() -> None:
+    """A paraphrase: the lexical leg matches the query's wording, not what it asks about, so
+    it may not reorder the vector hits (equal-weight fusion cut hit@1 on the paraphrase set
+    from 0.76 to 0.47); what only it found comes after them."""
     texts = ["lisbon hotel booked", "lisbon flight friday", "plumber monday", "hotel wifi"]
     vector = await vector_leg(texts, "lisbon hotel")
     lexical = [vector[2], vector[0]]  # a leg with a different opinion
-    fused = fuse(vector, lexical, "lisbon hotel")
+    fused = fuse(vector[:3], [*lexical, vector[3]], "lisbon hotel")
     by_id = {f.hit.message_id: f for f in fused}
     first, third = vector[0].message_id, vector[2].message_id
     assert by_id[first].score == pytest.approx(1 / (RRF_K + 1) + 1 / (RRF_K + 2))
     assert by_id[third].score == pytest.approx(1 / (RRF_K + 3) + 1 / (RRF_K + 1))
     assert by_id[first].source == by_id[third].source == "both"
-    assert {f.source for f in fused if f.hit.message_id not in (first, third)} == {"vector"}
-    # found by both legs beats first place in one leg only
-    assert ids(fused)[:2] == [first, third]
-    scores = [f.score for f in fused]
-    assert scores == sorted(scores, reverse=True)
+    assert ids(fused) == [hit.message_id for hit in vector]
+    assert by_id[vector[3].message_id].source == "lexical"
 
 
 async def test_each_hit_once_and_its_legs_named() -> None:
