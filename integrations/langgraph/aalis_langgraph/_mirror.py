@@ -32,16 +32,20 @@ _log = logging.getLogger("aalis_langgraph")
 Row = dict[str, Any]
 
 
-def graph_messages(value: Any) -> list[BaseMessage]:
+def graph_messages(value: Any) -> list[BaseMessage] | None:
     """The channel's value as LangChain messages (a MessagesState channel already is; a
-    plain list of dicts or tuples is converted as LangChain would)."""
+    plain list of dicts, strings or tuples is converted as LangChain would), or None when
+    the channel does not hold messages at all (a graph may use the name for anything)."""
     if value is None:
         return []
     if not isinstance(value, list):
         value = [value]
     if all(isinstance(m, BaseMessage) for m in value):
         return list(value)
-    return list(convert_to_messages(value))
+    try:
+        return list(convert_to_messages(value))
+    except (TypeError, ValueError, NotImplementedError):
+        return None
 
 
 def _keys(messages: Sequence[BaseMessage]) -> list[str]:
@@ -61,6 +65,14 @@ def _keys(messages: Sequence[BaseMessage]) -> list[str]:
 async def mirror(memory: MemoryService, host: Any, session_id: str, space: str, value: Any) -> None:
     """Bring ``session_id``'s history to the graph messages ``value`` (see the module)."""
     messages = graph_messages(value)
+    if messages is None:
+        _log.warning(
+            "thread %r: the mirrored channel does not hold messages (%s); its history is "
+            "left as it is (AalisSaver(messages=None) mirrors nothing)",
+            session_id,
+            type(value).__name__,
+        )
+        return
     record = await memory.get_metadata(space, MIRROR_KEY) or {}
     rows: dict[str, Row] = dict(record.get("messages") or {})
     keys = _keys(messages)

@@ -199,3 +199,63 @@ def test_no_history_when_asked_not_to(host: SyncHost) -> None:
     assert host.memory.get_history("ada", None) == []
     with pytest.raises(ValueError, match="messages must name a channel"):
         AalisSaver(host, messages="")
+
+
+def test_a_channel_named_messages_that_holds_no_messages_is_left_alone(
+    host: SyncHost, caplog: pytest.LogCaptureFixture
+) -> None:
+    from typing import TypedDict
+
+    class State(TypedDict):
+        messages: list[int]
+
+    builder = StateGraph(State)
+    builder.add_node("count", lambda state: {"messages": [*state["messages"], 1]})
+    builder.add_edge(START, "count")
+    graph = builder.compile(checkpointer=AalisSaver(host))
+    with caplog.at_level("WARNING", logger="aalis_langgraph"):
+        out = graph.invoke({"messages": [0]}, THREAD)
+    assert out == {"messages": [0, 1]}
+    assert host.memory.get_history("ada", None) == []
+    assert "does not hold messages" in caplog.text
+
+
+def test_a_message_aalis_cannot_store_fails_the_put_and_writes_nothing(host: SyncHost) -> None:
+    saver = AalisSaver(host)
+    graph = _graph([AIMessage("Hello."), AIMessage("Never stored.")], saver)
+    graph.invoke({"messages": [HumanMessage("Hi.")]}, THREAD)
+    odd = HumanMessage("Bytes.", additional_kwargs={"blob": b"\x00\x01"})
+    with pytest.raises(TypeError):
+        graph.invoke({"messages": [odd]}, THREAD)
+    assert [m.content for m in host.memory.get_history("ada", None)] == ["Hi.", "Hello."]
+    # The checkpoint that would have held it was not written either.
+    newest = saver.get_tuple(THREAD)
+    assert newest is not None
+    assert [m.content for m in newest.checkpoint["channel_values"]["messages"]] == [
+        "Hi.", "Hello."
+    ]  # fmt: skip
+
+
+def test_a_clear_of_everything_takes_every_thread_and_other_types_take_none(
+    config: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AALIS_LOAD_PLUGINS", PLUGINS + ",memory-summary")
+    with SyncHost(config) as host:
+        for thread in ("ada", "bob"):
+            graph = _graph([AIMessage(f"Hello {thread}.")], AalisSaver(host))
+            graph.invoke(
+                {"messages": [HumanMessage("Hi.")]}, {"configurable": {"thread_id": thread}}
+            )
+
+    # Checkpoints are the conversation (type context): a clear of the summary keeps them.
+    assert "LangGraph" not in aalis("clear", "--session", "ada", "-t", "summary")
+    with SyncHost(config) as host:
+        assert [e.key for e in host.memory.list_metadata(THREADS)] == ["ada", "bob"]
+
+    assert "LangGraph checkpoints cleared (2 threads)" in aalis("clear", "--all", "--yes")
+    with SyncHost(config) as host:
+        store = host.memory
+        assert store.list_metadata(THREADS) == []
+        assert store.list_metadata(thread_namespace("ada")) == []
+        assert store.list_metadata(thread_namespace("bob")) == []
+        assert store.get_history("bob", None) == []
