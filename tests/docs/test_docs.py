@@ -61,6 +61,7 @@ PAGES = [
     "docs/integrations/langgraph.md",
     "docs/integrations/pydantic-ai.md",
     "docs/integrations/google-adk.md",
+    "docs/integrations/side-by-side.md",
     "examples/aalis-plugin-notes/README.md",
 ]
 

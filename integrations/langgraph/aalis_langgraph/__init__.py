@@ -4,12 +4,13 @@
 # name is used, and no implementation module imports another through this one at load.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from aalis_langgraph._saver import (
+    from aalis_langgraph._clearing import LangGraphThreads as LangGraphThreads
+    from aalis_langgraph._layout import (
         PREFIX as PREFIX,
         THREADS as THREADS,
-        AalisSaver as AalisSaver,
         thread_namespace as thread_namespace,
     )
+    from aalis_langgraph._saver import AalisSaver as AalisSaver
     from aalis_langgraph._store import (
         REGISTRY as REGISTRY,
         AalisStore as AalisStore,
@@ -18,7 +19,9 @@ if TYPE_CHECKING:
 
 #: Where each public name lives: its module is imported the first time one is used.
 _MODULES: dict[str, str] = {
-    "aalis_langgraph._saver": "AalisSaver PREFIX THREADS thread_namespace",
+    "aalis_langgraph._clearing": "LangGraphThreads",
+    "aalis_langgraph._layout": "PREFIX THREADS thread_namespace",
+    "aalis_langgraph._saver": "AalisSaver",
     "aalis_langgraph._store": "AalisStore REGISTRY store_namespace",
 }
 _EXPORTS = {name: module for module, names in _MODULES.items() for name in names.split()}
@@ -29,6 +32,7 @@ __all__ = [
     "THREADS",
     "AalisSaver",
     "AalisStore",
+    "LangGraphThreads",
     "store_namespace",
     "thread_namespace",
 ]

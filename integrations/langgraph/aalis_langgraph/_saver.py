@@ -14,6 +14,9 @@ Layout, one namespace per thread (``langgraph:<thread id>``), JSON-encoded list 
 - ``["w", ns, checkpoint_id]``: the pending writes of that checkpoint;
 - ``["h", ns]``: the newest checkpoint id, so the latest state is read without a listing.
 
+- ``["m"]``: the mirror record, which graph message is which message of the thread's
+  session (``_mirror.py``: the thread's conversation is also its session's history).
+
 Namespace ``langgraph-threads`` lists the threads (for ``list(None)``, ``delete_for_runs``).
 """
 
@@ -26,8 +29,14 @@ import random
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from typing import Any, TypeVar, cast
 
-from aalis_agent import host_and_bridge
-from aalis_api_memory import Delete, MemoryService, Put, memory as memory_capability
+from aalis_agent import host_and_bridge, run_clear
+from aalis_api_memory import (
+    Delete,
+    MemoryService,
+    Put,
+    check_session_id,
+    memory as memory_capability,
+)
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import (
     WRITES_IDX_MAP,
@@ -42,23 +51,12 @@ from langgraph.checkpoint.base import (
 )
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
+from aalis_langgraph._layout import MIRROR_KEY, THREADS, entry_key as _key, thread_namespace
+from aalis_langgraph._mirror import mirror
+
 T = TypeVar("T")
 
-#: The namespace that lists the threads a saver wrote.
-THREADS = "langgraph-threads"
-#: The prefix of a thread's namespace.
-PREFIX = "langgraph:"
-
 Entries = dict[tuple[Any, ...], dict[str, Any]]
-
-
-def thread_namespace(thread_id: str) -> str:
-    """The metadata namespace that holds ``thread_id``'s checkpoints."""
-    return PREFIX + thread_id
-
-
-def _key(*parts: Any) -> str:
-    return json.dumps(list(parts), ensure_ascii=False, separators=(",", ":"))
 
 
 def _parts(key: str) -> tuple[Any, ...]:
@@ -89,12 +87,22 @@ class AalisSaver(BaseCheckpointSaver[str]):
 
     ``host`` is a started ``aalis_core.Host`` (use the ``a*`` methods, ``ainvoke``) or an
     ``aalis_agent.SyncHost`` (both sides); ``memory`` a handle to pin a consumer.
+    ``messages`` names the channel whose messages are kept as the history of the session
+    named by the thread id (``"messages"``, MessagesState's; None keeps no history).
     """
 
     def __init__(
-        self, host: Any, *, memory: Any = None, serde: SerializerProtocol | None = None
+        self,
+        host: Any,
+        *,
+        memory: Any = None,
+        serde: SerializerProtocol | None = None,
+        messages: str | None = "messages",
     ) -> None:
         super().__init__(serde=serde)
+        if messages is not None and (not isinstance(messages, str) or not messages):
+            raise ValueError(f"messages must name a channel or be None, got {messages!r}")
+        self.messages_channel = messages
         self._host, self._bridge = host_and_bridge(host)
         self._memory = memory if memory is not None else self._host.capability(memory_capability)
         # put_writes reads, merges and writes one entry; parallel tasks of one step write to
@@ -266,9 +274,14 @@ class AalisSaver(BaseCheckpointSaver[str]):
             )
         )
         head = await self._store.get_metadata(space, _key("h", ns))
-        if head is None or str(head.get("id", "")) <= cid:
+        newest = head is None or str(head.get("id", "")) <= cid
+        if newest:
             ops.append(Put(space, _key("h", ns), {"id": cid}))
         ops.append(Put(THREADS, thread_id, {"namespace": space}))
+        channel = self.messages_channel
+        if channel is not None and ns == "" and newest and channel in new_versions:
+            # Before the checkpoint: a message Aalis cannot store fails the put whole.
+            await mirror(self._store, self._host, thread_id, space, values.get(channel))
         await self._store.commit_metadata(ops)
         return {"configurable": {"thread_id": thread_id, "checkpoint_ns": ns, "checkpoint_id": cid}}
 
@@ -307,10 +320,29 @@ class AalisSaver(BaseCheckpointSaver[str]):
 
     async def _delete_thread(self, thread_id: str) -> None:
         space = thread_namespace(str(thread_id))
+        mirrored = await self._store.get_metadata(space, MIRROR_KEY) is not None
         keys = [e.key for e in await self._store.list_metadata(space)]
         await self._store.commit_metadata(
             [*(Delete(space, k) for k in keys), Delete(THREADS, str(thread_id))]
         )
+        if mirrored:
+            # The thread's conversation is its session's history: it goes the way every
+            # clear goes, so its summary, vectors and facts go too.
+            await run_clear(self._host, "session", session_id=check_session_id(str(thread_id)))
+
+    async def _remirror(self, thread_id: str) -> None:
+        """Bring the session's history to the thread's newest root checkpoint, after an
+        operation that moved it (a copy, a deletion of runs)."""
+        channel = self.messages_channel
+        if channel is None:
+            return
+        config: RunnableConfig = {"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}}
+        found = await self._get_tuple(config)
+        space = thread_namespace(thread_id)
+        if found is None and await self._store.get_metadata(space, MIRROR_KEY) is None:
+            return
+        value = found.checkpoint["channel_values"].get(channel) if found is not None else []
+        await mirror(self._store, self._host, thread_id, space, value)
 
     async def _delete_for_runs(self, run_ids: Sequence[str]) -> None:
         wanted = {str(r) for r in run_ids}
@@ -356,15 +388,22 @@ class AalisSaver(BaseCheckpointSaver[str]):
         if not survivors:
             ops.append(Delete(THREADS, thread_id))
         await self._store.commit_metadata(ops)
+        if any(ns == "" for ns, _ in doomed):
+            await self._remirror(thread_id)
 
     async def _copy_thread(self, source: str, target: str) -> None:
         entries = await self._entries(str(source))
         if not entries:
             return
         space = thread_namespace(str(target))
-        ops: list[Put | Delete] = [Put(space, _key(*p), data) for p, data in entries.items()]
+        # The mirror record names the source session's messages: the target's own session
+        # gets its copies (under ids of their own) from the copied newest checkpoint.
+        ops: list[Put | Delete] = [
+            Put(space, _key(*p), data) for p, data in entries.items() if p != ("m",)
+        ]
         ops.append(Put(THREADS, str(target), {"namespace": space}))
         await self._store.commit_metadata(ops)
+        await self._remirror(str(target))
 
     async def _prune(self, thread_ids: Sequence[str], strategy: str) -> None:
         if strategy not in ("keep_latest", "delete"):
@@ -491,4 +530,4 @@ class AalisSaver(BaseCheckpointSaver[str]):
         return f"{number + 1:032}.{random.random():016}"
 
 
-__all__ = ["PREFIX", "THREADS", "AalisSaver", "thread_namespace"]
+__all__ = ["AalisSaver"]

@@ -68,6 +68,7 @@ def test_a_thread_survives_the_host_and_is_ordinary_metadata(tmp_path: Path) -> 
         saver.delete_thread("ada")
         assert graph.get_state(thread).values == {}
         assert store.list_metadata(thread_namespace("ada")) == []
+        assert store.get_history("ada", None) == []
 
 
 async def test_the_async_side_on_a_host_on_this_loop(tmp_path: Path) -> None:
@@ -79,5 +80,6 @@ async def test_the_async_side_on_a_host_on_this_loop(tmp_path: Path) -> None:
         assert [m.content for m in out["messages"]] == ["1", "One.", "2", "Two."]
         state = await graph.aget_state(thread)
         assert len(state.values["messages"]) == 4
-        # Nothing of the thread went into the message history: checkpoints are metadata.
-        assert await host.capability(memory).use.get_history("t") == []
+        # The thread's messages are also its session's history (tests/test_history.py).
+        stored = await host.capability(memory).use.get_history("t")
+        assert [m.content for m in stored] == ["1", "One.", "2", "Two."]

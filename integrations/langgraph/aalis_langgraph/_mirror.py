@@ -1,0 +1,150 @@
+"""A thread's messages kept as its Aalis session's history (docs/integrations/langgraph.md,
+"The thread's conversation").
+
+After every root checkpoint that changed the messages channel, the history of the session
+named by the thread id is brought to that checkpoint's messages: what is new (by message id)
+is appended through ``save_conversation`` (so recall and facts index it), what the graph
+removed (``RemoveMessage``, or a run from an older checkpoint that left a branch behind) is
+deleted by id, and a message the graph replaced under the same id is deleted and saved again
+at its old place. A record in the thread's namespace (``MIRROR_KEY``) says which graph
+message is which Aalis message, so the work per checkpoint is the difference only, and the
+record goes with the checkpoints when the thread is deleted or cleared.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import Sequence
+from typing import Any
+
+from aalis_agent import save_conversation
+from aalis_api_memory import MemoryService, MessagesById, supports
+from aalis_schema_message import Message, new_message_id
+from langchain_core.messages import BaseMessage, convert_to_messages
+
+from aalis_langgraph._layout import MIRROR_KEY
+from aalis_langgraph._messages import digest, to_aalis, usable_id
+
+_log = logging.getLogger("aalis_langgraph")
+
+#: One record row: the Aalis id, the digest of the graph's message, its stored timestamp.
+Row = dict[str, Any]
+
+
+def graph_messages(value: Any) -> list[BaseMessage] | None:
+    """The channel's value as LangChain messages (a MessagesState channel already is; a
+    plain list of dicts, strings or tuples is converted as LangChain would), or None when
+    the channel does not hold messages at all (a graph may use the name for anything)."""
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        value = [value]
+    if all(isinstance(m, BaseMessage) for m in value):
+        return list(value)
+    try:
+        return list(convert_to_messages(value))
+    except (TypeError, ValueError, NotImplementedError):
+        return None
+
+
+def _keys(messages: Sequence[BaseMessage]) -> list[str]:
+    """The identity of each graph message: its id, or (without one, in a channel without
+    ``add_messages``) its position and content."""
+    keys: list[str] = []
+    seen: set[str] = set()
+    for i, m in enumerate(messages):
+        key = m.id if isinstance(m.id, str) and m.id else f"#{i}:{digest(m)}"
+        if key in seen:  # a plain list may hold one message twice: two history messages
+            key = f"{key}#{i}"
+        seen.add(key)
+        keys.append(key)
+    return keys
+
+
+async def mirror(memory: MemoryService, host: Any, session_id: str, space: str, value: Any) -> None:
+    """Bring ``session_id``'s history to the graph messages ``value`` (see the module)."""
+    messages = graph_messages(value)
+    if messages is None:
+        _log.warning(
+            "thread %r: the mirrored channel does not hold messages (%s); its history is "
+            "left as it is (AalisSaver(messages=None) mirrors nothing)",
+            session_id,
+            type(value).__name__,
+        )
+        return
+    record = await memory.get_metadata(space, MIRROR_KEY) or {}
+    rows: dict[str, Row] = dict(record.get("messages") or {})
+    keys = _keys(messages)
+    current = dict(zip(keys, messages, strict=True))
+    digests = {key: digest(m) for key, m in current.items()}
+    gone = [key for key in rows if key not in current]
+    changed = [key for key in rows if key in current and rows[key]["digest"] != digests[key]]
+    fresh = [key for key in keys if key not in rows]
+    if not fresh and not changed and not gone:
+        return
+    # Everything is converted before anything is written: a message Aalis cannot store
+    # (not JSON) raises here and the history stays as it was.
+    converted = {key: to_aalis(current[key]) for key in fresh + changed}
+    taken = await _taken(memory, [usable_id(current[k].id) for k in fresh])
+    if gone or changed:
+        await _delete(memory, host, session_id, [rows[k] for k in gone + changed])
+        for key in gone:
+            del rows[key]
+    outgoing: list[tuple[str, Message]] = []
+    for key in keys:
+        if key in changed:
+            old = rows[key]
+            outgoing.append((key, converted[key].with_id(old["id"]).with_timestamp(old["ts"])))
+        elif key in fresh:
+            wanted = usable_id(current[key].id)
+            owner = taken.get(wanted) if wanted else None
+            if owner is not None and owner[0] == session_id:
+                # Saved before a crash that lost the record: it is there, keep it.
+                rows[key] = {"id": wanted, "digest": digests[key], "ts": owner[1]}
+                continue
+            ident = wanted if wanted is not None and owner is None else new_message_id()
+            outgoing.append((key, converted[key].with_id(ident)))
+    saved = await save_conversation(memory, session_id, [m for _, m in outgoing], host=host)
+    for (key, _), stored in zip(outgoing, saved, strict=False):
+        rows[key] = {"id": stored.id, "digest": digests[key], "ts": stored.timestamp}
+    await memory.save_metadata(space, MIRROR_KEY, {"messages": rows})
+
+
+async def _taken(memory: MemoryService, ids: Sequence[str | None]) -> dict[str, tuple[str, int]]:
+    """Which of ``ids`` the store already holds, and where: ``{id: (session, timestamp)}``.
+    Ids are unique in the whole store, so a message copied to another thread
+    (``copy_thread``) is saved there under an id of its own."""
+    wanted = [i for i in ids if i is not None]
+    if not wanted or not supports(memory, MessagesById, "get_messages_by_ids"):
+        return {}
+    found = await memory.get_messages_by_ids(wanted)
+    return {
+        str(r.message.id): (r.session_id, r.message.timestamp or 0)
+        for r in found
+        if r.message.id is not None
+    }
+
+
+async def _delete(memory: MemoryService, host: Any, session_id: str, rows: Sequence[Row]) -> None:
+    ids = [str(r["id"]) for r in rows]
+    if not supports(memory, MessagesById, "delete_messages_by_ids"):
+        _log.warning(
+            "session %r: the memory backend cannot delete messages by id; %d message(s) the "
+            "graph removed stay in the history",
+            session_id,
+            len(ids),
+        )
+        return
+    await memory.delete_messages_by_ids(session_id, ids)
+    stamps = [int(r["ts"]) for r in rows if isinstance(r.get("ts"), int)]
+    for event, payload in (
+        ("memory_messages_deleted", {"session_id": session_id, "timestamps": stamps, "ids": ids}),
+        ("history_changed", {"session_id": session_id}),
+    ):
+        # ValueError: no loaded contract declares the event, so nobody listens.
+        with contextlib.suppress(ValueError):
+            await host.emit(event, **payload)
+
+
+__all__: list[str] = []
