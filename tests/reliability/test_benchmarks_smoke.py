@@ -384,7 +384,9 @@ async def test_recall_rankers_fill_lexical_and_fused_when_the_store_has_a_lexica
     assert set(ranks) == {"vector", "lexical", "fused"}
     assert all(r is not None and len(r) == 2 for r in ranks.values())
     assert ranks["lexical"] == ranks["vector"]  # the double is the vector leg renamed
-    assert len(asked) == 2
+    # Asked once per query by the lexical-only ranker and once by the fused recall (the plugin
+    # runs both legs); never by the vector-only host.
+    assert len(asked) == 2 * len(queries)
     assert all(w.session_ids == frozenset({rankers.SESSION}) for w in asked)
     assert all(w.model_id == embedder.model_id for w in asked)
     assert firsts["vector"][1] == 2
