@@ -1,4 +1,4 @@
-"""Fixtures for the contract's own tests: a real host with the in-memory backend beside
+"""Fixtures for the agent runtime's tests: a real host with the in-memory backend beside
 throwaway plugins that take part in clears."""
 
 from __future__ import annotations
