@@ -31,8 +31,6 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
-import pluggy
-
 from aalis_core._capability import Capability
 from aalis_core._config import (
     ConfigError,
@@ -45,6 +43,7 @@ from aalis_core._containment import PluginTimeout, call_plugin, describe
 from aalis_core._context import Caps, PluginContext
 from aalis_core._discovery import error_text
 from aalis_core._handles import CapabilityRegistry, DurableDeclarer, Handle, ProviderRecord
+from aalis_core._hook_manager import HookManager
 from aalis_core._hook_runner import Deliveries, HookDoor, HookRunner
 from aalis_core._loading import (
     PluginEntry,
@@ -123,7 +122,7 @@ class Host:
         self._logger = get_logger(None, component="host")
         self._registry = CapabilityRegistry(parsed.capabilities, parsed.consumers)
         self._registry.set_declarers(self._durable_declarers)
-        self._pm = pluggy.PluginManager(PROJECT_NAME)
+        self._pm = HookManager(PROJECT_NAME)
         self._entries: dict[str, PluginEntry] = {}
         self._start_order: list[str] = []
         self._phase: _Phase = "new"

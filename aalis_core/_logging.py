@@ -65,6 +65,13 @@ class _StderrLogger:
 
 _configured = False
 
+#: The settings of a ``configure_logging`` call not yet handed to structlog: ``(level_no,
+#: log_format, stream)``. Importing structlog costs tens of milliseconds (it pulls in its
+#: console renderer, colorama and greenlet when installed), which every ``aalis`` command would
+#: pay to print nothing at the default ``warning`` level. So the configuration waits until a
+#: line passes the level or someone else imports structlog; ``_install_pending`` applies it.
+_pending: tuple[int, LogFormat, IO[str] | None] | None = None
+
 
 def configure_logging(
     level: str = "info",
@@ -77,11 +84,10 @@ def configure_logging(
     ``log_format=None`` picks the console renderer when the stream is a terminal and JSON
     lines otherwise. ``stream`` defaults to the current ``sys.stderr`` at each write.
     Calling it again replaces the configuration (loggers are not cached, so existing
-    bound loggers follow).
+    bound loggers follow). structlog itself is configured at the first line that passes
+    the level, or at once when it is already imported.
     """
-    import structlog
-
-    global _configured
+    global _configured, _pending
     level_no = LEVELS.get(level.lower())
     if level_no is None:
         raise ValueError(f"unknown log level {level!r}; expected one of {', '.join(LEVELS)}")
@@ -89,13 +95,28 @@ def configure_logging(
         target = stream if stream is not None else sys.stderr
         isatty = getattr(target, "isatty", None)
         log_format = "console" if callable(isatty) and isatty() else "json"
+    if log_format not in ("json", "console"):
+        raise ValueError(f"unknown log format {log_format!r}; expected 'console' or 'json'")
+    _pending = (level_no, log_format, stream)
+    _configured = True
+    if "structlog" in sys.modules:
+        _install_pending()
+
+
+def _install_pending() -> None:
+    """Hand the waiting ``configure_logging`` settings to structlog (once)."""
+    global _pending
+    settings, _pending = _pending, None
+    if settings is None:
+        return
+    import structlog
+
+    level_no, log_format, stream = settings
     renderer: Any
     if log_format == "json":
         renderer = structlog.processors.JSONRenderer(sort_keys=False, default=str)
-    elif log_format == "console":
-        renderer = structlog.dev.ConsoleRenderer(colors=False)
     else:
-        raise ValueError(f"unknown log format {log_format!r}; expected 'console' or 'json'")
+        renderer = structlog.dev.ConsoleRenderer(colors=False)
     structlog.configure(
         processors=[
             structlog.contextvars.merge_contextvars,
@@ -109,7 +130,16 @@ def configure_logging(
         logger_factory=lambda *_args: _StderrLogger(stream),
         cache_logger_on_first_use=False,
     )
-    _configured = True
+
+
+def _filtered(level_no: int) -> bool:
+    """True when a line at ``level_no`` would be dropped by a configuration still waiting.
+
+    Only while structlog is not imported at all: once it is (the application's own
+    configuration, ``structlog.testing.capture_logs``), structlog decides.
+    """
+    pending = _pending
+    return pending is not None and level_no < pending[0] and "structlog" not in sys.modules
 
 
 #: The level a process logs at when nothing configured logging (no ``[host] log_level``, no
@@ -167,6 +197,8 @@ class _CachedLogger:
         self._key: tuple[Any, ...] = ()
 
     def _logger(self) -> Any:
+        if _pending is not None:
+            _install_pending()
         cfg = _current_config()
         key = self._key
         if (
@@ -189,23 +221,35 @@ class _CachedLogger:
 
     # The usual methods are spelled out: ``__getattr__`` alone costs a failed lookup per call.
     def debug(self, event: str | None = None, *args: Any, **kw: Any) -> Any:
+        if _filtered(10):
+            return None
         return self._logger().debug(event, *args, **kw)
 
     def info(self, event: str | None = None, *args: Any, **kw: Any) -> Any:
+        if _filtered(20):
+            return None
         return self._logger().info(event, *args, **kw)
 
     def warning(self, event: str | None = None, *args: Any, **kw: Any) -> Any:
+        if _filtered(30):
+            return None
         return self._logger().warning(event, *args, **kw)
 
     warn = warning
 
     def error(self, event: str | None = None, *args: Any, **kw: Any) -> Any:
+        if _filtered(40):
+            return None
         return self._logger().error(event, *args, **kw)
 
     def exception(self, event: str | None = None, *args: Any, **kw: Any) -> Any:
+        if _filtered(40):
+            return None
         return self._logger().exception(event, *args, **kw)
 
     def critical(self, event: str | None = None, *args: Any, **kw: Any) -> Any:
+        if _filtered(50):
+            return None
         return self._logger().critical(event, *args, **kw)
 
     def bind(self, **new_values: Any) -> Any:
@@ -218,6 +262,12 @@ class _CachedLogger:
         return f"<aalis logger {self._context!r}>"
 
 
+def _configured_elsewhere() -> bool:
+    """True when the application configured structlog itself (it imported it to do so)."""
+    structlog = sys.modules.get("structlog")
+    return structlog is not None and bool(structlog.is_configured())
+
+
 def get_logger(plugin: str | None = None, **context: Any) -> FilteringBoundLogger:
     """Return a structlog logger bound to ``plugin=<name>`` (and any extra context).
 
@@ -225,9 +275,7 @@ def get_logger(plugin: str | None = None, **context: Any) -> FilteringBoundLogge
     someone else (an embedding application keeps its own chain; see ``redact_processor``).
     ``bind()`` on it returns a plain structlog bound logger.
     """
-    import structlog
-
-    if not _configured and not structlog.is_configured():
+    if not _configured and not _configured_elsewhere():
         configure_logging(default_level())
     if plugin is not None:
         context = {"plugin": plugin, **context}

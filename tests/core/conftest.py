@@ -27,12 +27,14 @@ def _logging_left_as_found() -> Iterator[None]:
     """A host built with ``log_level = "debug"`` configures process-wide logging; without
     this, a later CLI test (which keeps a configuration it finds) printed debug lines."""
     saved, configured = structlog.get_config(), aalis_logging._configured
+    pending = aalis_logging._pending
     structlog_configured = structlog.is_configured()
     yield
     structlog.reset_defaults()
     if structlog_configured:
         structlog.configure(**saved)
     aalis_logging._configured = configured
+    aalis_logging._pending = pending
 
 
 class Specs:

@@ -20,6 +20,7 @@ matches; the scoring (BM25 with the identifier tier) is each store's, in its own
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 import unicodedata
@@ -33,7 +34,15 @@ _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af\U00020
 #: A CJK run, or a token: word characters (not CJK) with inner ``-``, ``_``, ``.`` kept, so
 #: an identifier stays whole (its parts are split out afterwards).
 _WORD_CHAR = f"(?:(?![{_CJK}])[^\\W_])"
-_SCAN = re.compile(f"(?P<cjk>[{_CJK}]+)|(?P<token>{_WORD_CHAR}+(?:[-_.]{_WORD_CHAR}+)*)")
+
+
+@functools.cache
+def _scan() -> re.Pattern[str]:
+    """The tokenising pattern, compiled at first use: its CJK class costs milliseconds to
+    compile, which every process that merely imports a vector store would pay."""
+    return re.compile(f"(?P<cjk>[{_CJK}]+)|(?P<token>{_WORD_CHAR}+(?:[-_.]{_WORD_CHAR}+)*)")
+
+
 _PART = re.compile(r"[^\W_]+")
 _CAMEL = re.compile(r"[a-z][A-Z]|[A-Z]{2}[a-z]")
 _CAMEL_SPLIT = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
@@ -183,7 +192,7 @@ def lexical_terms(text: str) -> LexicalTerms:
     normal = unicodedata.normalize("NFKC", text)
     words: list[str] = []
     identifiers: list[str] = []
-    for match in _SCAN.finditer(normal):
+    for match in _scan().finditer(normal):
         run, token = match.group("cjk"), match.group("token")
         if run:
             words.extend(_bigrams(run))

@@ -15,10 +15,10 @@ from aalis_api_vectorstore import recall
 
 from aalis_core import Plugin, hookimpl
 from aalis_plugin_chat._config import ChatConfig
-from aalis_plugin_chat._session import ChatSession
 
 if TYPE_CHECKING:
     from aalis_core import PluginContext
+    from aalis_plugin_chat._session import ChatSession
 
 
 class Chat(Plugin):
@@ -46,6 +46,10 @@ class Chat(Plugin):
         if ctx is None:
             raise RuntimeError("the chat plugin is not active")
         config: ChatConfig = ctx.config  # validated by the host
+        # Imported at the first session, not at the plugin's start: it brings the agent's
+        # turn machinery, which `aalis plugins` or `aalis history` never run.
+        from aalis_plugin_chat._session import ChatSession
+
         return ChatSession(
             host=ctx.host, caps=ctx.caps, emit=ctx.emit, config=config, session_id=session_id
         )

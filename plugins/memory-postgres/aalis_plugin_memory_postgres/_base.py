@@ -14,11 +14,11 @@ from __future__ import annotations
 import math
 from typing import Any
 
-import structlog
 from aalis_api_memory import CompleteMemoryBackend, StoreClosed
 from psycopg import AsyncConnection
 from psycopg_pool import AsyncConnectionPool
 
+from aalis_core import get_logger
 from aalis_plugin_memory_postgres._codec import INT64_MAX, escape
 from aalis_plugin_memory_postgres._config import PostgresConfig
 from aalis_plugin_memory_postgres._redaction import Redactor
@@ -50,9 +50,7 @@ class PostgresBase(CompleteMemoryBackend):
         self.cross_session_max_limit = config.cross_session_max_limit
         self._sql = StoreSql(config.schema)
         self._redactor = Redactor(config.uri)
-        self._logger = (
-            logger if logger is not None else structlog.get_logger("aalis.memory-postgres")
-        )
+        self._logger = logger if logger is not None else get_logger("memory-postgres")
 
     @property
     def pool(self) -> AsyncConnectionPool[Any]:

@@ -19,9 +19,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar, TypeVarTuple
 
-import structlog
 from aalis_api_memory import CompleteMemoryBackend, StoreClosed
 
+from aalis_core import get_logger
 from aalis_plugin_memory_sqlite._config import SqliteConfig
 from aalis_plugin_memory_sqlite._engine import Engine
 from aalis_plugin_memory_sqlite._worker import Worker
@@ -61,7 +61,7 @@ class SqliteBase(CompleteMemoryBackend):
         self.path = Path(os.fspath(path))
         self.range_query_limit = self.config.range_query_limit
         self.cross_session_max_limit = self.config.cross_session_max_limit
-        self._logger = logger if logger is not None else structlog.get_logger("aalis.memory-sqlite")
+        self._logger = logger if logger is not None else get_logger("memory-sqlite")
         self._worker: Worker | None = None
         self._engine: Engine | None = None
         self._reader: Worker | None = None

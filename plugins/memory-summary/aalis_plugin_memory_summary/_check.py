@@ -23,6 +23,7 @@ The extractive summariser is never checked: it is what a rejected summary falls 
 
 from __future__ import annotations
 
+import functools
 import re
 
 import attrs
@@ -82,9 +83,17 @@ _REFUSAL_ZH = (
     r"(?:请求|调用)(?:失败|超时)",
     r"服务(?:不可用|繁忙|暂时不可用)",
 )
-_REFUSAL = re.compile(
-    "|".join(f"(?:{p})" for p in (*_REFUSAL_EN, *_REFUSAL_ZH)), re.IGNORECASE | re.UNICODE
-)
+
+
+@functools.cache
+def _refusal() -> re.Pattern[str]:
+    """The refusal phrases as one pattern, compiled at the first check rather than at every
+    start of the plugin (it takes milliseconds; most commands never summarise)."""
+    return re.compile(
+        "|".join(f"(?:{p})" for p in (*_REFUSAL_EN, *_REFUSAL_ZH)), re.IGNORECASE | re.UNICODE
+    )
+
+
 #: Leading decoration a model puts before its words: quotes, markdown, bullets, a label.
 _DECOR = r"[\s\"'`*_#>\-•·“”‘’「」【】\[\]()]*"
 _LEAD = re.compile(rf"^{_DECOR}(?:(?:summary|摘要)\s*[:：]{_DECOR})?", re.IGNORECASE)
@@ -109,7 +118,7 @@ def summary_floor(carried_tokens: int) -> int:
 def refusal_of(text: str) -> str | None:
     """The refusal or error phrase ``text`` starts with, or None."""
     head = _LEAD.sub("", text[:HEAD_CHARS], count=1)
-    match = _REFUSAL.match(head)
+    match = _refusal().match(head)
     return match.group(0).strip() if match else None
 
 

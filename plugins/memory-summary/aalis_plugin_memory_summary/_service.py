@@ -30,11 +30,8 @@ from aalis_api_memory import (
 from aalis_schema_message import Message
 
 from aalis_core import CapabilityAbsent
-from aalis_plugin_memory_summary._algorithm import choose_span, draft, shrunk, summariser_for
 from aalis_plugin_memory_summary._backoff import Backoff
 from aalis_plugin_memory_summary._commit import CommitPlan, Committer, Step, no_step
-from aalis_plugin_memory_summary._commit_exact import ExactCommitter
-from aalis_plugin_memory_summary._commit_positional import PositionalCommitter
 from aalis_plugin_memory_summary._config import (
     MemorySummaryConfig,
     check_non_negative_int,
@@ -222,6 +219,11 @@ class SummaryCompression:
 
     def _committer(self, memory: MemoryService) -> Committer:
         """The exact commit when the backend archives by identity, else the positional one."""
+        # The committers and the algorithm are imported by the first compression, not at
+        # the plugin's start: every `aalis` command starts the plugin (docs/performance.md).
+        from aalis_plugin_memory_summary._commit_exact import ExactCommitter
+        from aalis_plugin_memory_summary._commit_positional import PositionalCommitter
+
         if has_exact_archiving(memory):
             return ExactCommitter(memory, self.log, self._step)
         return PositionalCommitter(memory, self.log, self._step)
@@ -295,6 +297,13 @@ class SummaryCompression:
 
     async def _run(self, job: Job) -> CompressionOutcome:
         """Read, compute (nothing written), commit: the steps of docs/compression.md."""
+        from aalis_plugin_memory_summary._algorithm import (
+            choose_span,
+            draft,
+            shrunk,
+            summariser_for,
+        )
+
         sid = job.session_id
         memory = self._memory_or_raise()
         summariser = summariser_for(self._config, self._llm)

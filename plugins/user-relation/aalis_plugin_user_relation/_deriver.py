@@ -29,7 +29,6 @@ from aalis_schema_message import Message
 
 from aalis_plugin_user_relation._config import UserRelationConfig
 from aalis_plugin_user_relation._drafts import Draft
-from aalis_plugin_user_relation._extractor import CONFIDENCE, EXTRACTOR, extract
 from aalis_plugin_user_relation._llm_extractor import (
     CONFIDENCE as LLM_CONFIDENCE,
     EXTRACTOR as LLM_EXTRACTOR,
@@ -68,6 +67,10 @@ def statements(
         return []
     who = PersonRef(person.platform, person.user_id)
     text = " ".join(message.content.split())[:300]
+    # The offline rules are imported at the first message read, not at the plugin's start
+    # (their tables take milliseconds to build; most commands read no message).
+    from aalis_plugin_user_relation._extractor import CONFIDENCE, EXTRACTOR, extract
+
     extractor, confidence = (
         (EXTRACTOR, CONFIDENCE) if drafts is None else (LLM_EXTRACTOR, LLM_CONFIDENCE)
     )

@@ -29,7 +29,6 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 import psycopg
-import structlog
 from aalis_api_vectorstore import (
     DimensionMismatch,
     ModelStats,
@@ -50,7 +49,7 @@ from aalis_api_vectorstore import (
 from psycopg import AsyncConnection, sql
 from psycopg_pool import AsyncConnectionPool
 
-from aalis_core import redact
+from aalis_core import get_logger, redact
 from aalis_plugin_vectorstore_pgvector._codec import (
     check_text,
     escape,
@@ -108,7 +107,7 @@ class PgvectorStore:
         self.schema = config.schema
         s = '"' + config.schema + '"'
         self._s = s
-        self._logger = logger if logger is not None else structlog.get_logger("aalis.pgvector")
+        self._logger = logger if logger is not None else get_logger("vectorstore-pgvector")
 
     @classmethod
     async def connect(cls, config: PgvectorConfig, *, logger: Any = None) -> PgvectorStore:

@@ -17,7 +17,6 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
 
-import structlog
 from aalis_api_vectorstore import (
     ScopeFilter,
     VectorEntry,
@@ -34,6 +33,7 @@ from aalis_api_vectorstore import (
     lexical_terms,
 )
 
+from aalis_core import get_logger
 from aalis_plugin_vectorstore_sqlite._config import SqliteVectorConfig
 from aalis_plugin_vectorstore_sqlite._engine import Engine, as_float32, prepare
 from aalis_plugin_vectorstore_sqlite._schema import connect
@@ -75,9 +75,7 @@ class SqliteVectorStore:
             path=os.fspath(path), synchronous=synchronous, busy_timeout_ms=busy_timeout_ms
         )
         self.path = Path(os.fspath(path))
-        self._logger = (
-            logger if logger is not None else structlog.get_logger("aalis.vectorstore-sqlite")
-        )
+        self._logger = logger if logger is not None else get_logger("vectorstore-sqlite")
         self._executor: ThreadPoolExecutor | None = None
         self._engine: Engine | None = None
         self._open_lock = asyncio.Lock()

@@ -11,6 +11,7 @@ about 1.5 tokens per CJK character (CJK text has no spaces and tokenizers split 
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 
@@ -48,12 +49,17 @@ def _char_class(ranges: tuple[tuple[int, int], ...]) -> str:
 # prompt of a chat turn: one compiled character class scans a text in C, where testing each
 # character against the ranges in Python cost about 1 µs per character (most of the cost of
 # compressing a long session).
-_CJK_CHAR = re.compile(f"[{_char_class(_CJK_RANGES)}]")
-_CJK_RUN = re.compile(f"[{_char_class(_CJK_RANGES)}]+")
+
+
+@functools.cache
+def _cjk_run() -> re.Pattern[str]:
+    """A run of CJK characters; compiled at first use (the class takes milliseconds to
+    compile, and most processes that import the agent never count a token)."""
+    return re.compile(f"[{_char_class(_CJK_RANGES)}]+")
 
 
 def is_cjk(char: str) -> bool:
-    return _CJK_CHAR.match(char) is not None
+    return _cjk_run().match(char) is not None
 
 
 def estimate_text_tokens(text: str) -> int:
@@ -63,7 +69,7 @@ def estimate_text_tokens(text: str) -> int:
     cjk = 0
     total = 0
     start = 0
-    for match in _CJK_RUN.finditer(text):
+    for match in _cjk_run().finditer(text):
         if match.start() > start:
             total += math.ceil((match.start() - start) / OTHER_CHARS_PER_TOKEN)
         cjk += match.end() - match.start()
