@@ -293,6 +293,9 @@ class AalisHistory:
         key = _request_key(prompt)
         if self.person is None or key is None or key in self._presaved:
             return
+        newest = await self._store.get_history(self.session_id, 1)
+        if any(_stored_key(m) == key for m in newest):
+            return  # loaded from this session (a run resumed from stored history)
         await save_conversation(
             self._store, self.session_id, self._convert([prompt]), host=self._host
         )
@@ -334,6 +337,14 @@ def _request_key(message: ModelMessage) -> str | None:
         return None
     dumped = ModelMessagesTypeAdapter.dump_python([message], mode="json")[0]
     return json.dumps(dumped.get("parts"), sort_keys=True, default=str)
+
+
+def _stored_key(message: Message) -> str | None:
+    """``_request_key`` of a stored message, from its verbatim copy."""
+    stored = (message.metadata or {}).get(MESSAGE_KEY)
+    if not isinstance(stored, dict) or stored.get("kind") != "request":
+        return None
+    return json.dumps(stored.get("parts"), sort_keys=True, default=str)
 
 
 __all__ = ["MESSAGE_KEY", "AalisHistory", "from_aalis", "to_aalis"]

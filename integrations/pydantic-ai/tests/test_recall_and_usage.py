@@ -20,6 +20,7 @@ from pydantic_ai.messages import (
     ModelResponse,
     SystemPromptPart,
     TextPart,
+    UserPromptPart,
 )
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.usage import RequestUsage
@@ -163,3 +164,18 @@ async def test_a_bad_context_window_is_refused(tmp_path: Path, window: Any) -> N
     async with Host(_config(tmp_path)) as host:
         with pytest.raises((TypeError, ValueError), match="context_window"):
             AalisHistory("s", host, context_window=window)
+
+
+async def test_a_run_resumed_from_a_stored_prompt_does_not_save_it_twice(tmp_path: Path) -> None:
+    async with Host(_config(tmp_path)) as host:
+        history = AalisHistory("s", host, user_id="ada")
+        model = Model()
+        agent = Agent(FunctionModel(model), capabilities=[ProcessHistory(history.processor)])
+        await history.save([ModelRequest(parts=[UserPromptPart(content="Still there?")])])
+        result = await agent.run(None, message_history=await history.load())
+        await history.save(result.new_messages())
+        stored = await host.capability(memory).use.get_history("s")
+        assert [(m.role, m.content) for m in stored] == [
+            ("user", "Still there?"),
+            ("assistant", "Noted."),
+        ]
