@@ -3,6 +3,7 @@ memory-sqlite store with a fault injected at each write it makes."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncGenerator
 from pathlib import Path
 from types import SimpleNamespace
@@ -119,3 +120,73 @@ async def test_a_failed_write_never_leaves_half_an_event(
     texts, state = await _fresh(host)
     assert texts[-1] == "third"
     assert state["step"] == 3
+
+
+CHILD = r"""
+import asyncio, os, signal, sys
+from types import SimpleNamespace
+from aalis_api_memory import memory
+from aalis_core import Host
+from aalis_google_adk import AalisSessionService
+from aalis_plugin_memory_sqlite import MemorySqlite
+from google.adk.events.event import Event
+from google.adk.events.event_actions import EventActions
+from google.genai import types
+
+
+def event(text, **state):
+    return Event(author="a", invocation_id="inv",
+                 content=types.Content(role="model", parts=[types.Part(text=text)]),
+                 actions=EventActions(state_delta=state))
+
+
+class DiesAfterItsFirstWrite:
+    def __init__(self, real):
+        self._real = real
+    def __getattr__(self, name):
+        target = getattr(self._real, name)
+        if name not in ("commit_metadata", "save_message"):
+            return target
+        async def call(*args, **kwargs):
+            await target(*args, **kwargs)
+            os.kill(os.getpid(), signal.SIGKILL)  # one write done, nothing else
+        return call
+
+
+async def main():
+    async with Host({"host": {"data_dir": sys.argv[1]}}, [MemorySqlite()], discover=False) as host:
+        service = AalisSessionService(host)
+        session = await service.create_session(app_name="app", user_id="ada", session_id="s1")
+        await service.append_event(session, event("first", step=1))
+        dying = AalisSessionService(
+            host, memory=SimpleNamespace(use=DiesAfterItsFirstWrite(host.capability(memory).use))
+        )
+        await dying.append_event(session, event("second", step=2))
+
+asyncio.run(main())
+"""
+
+
+def test_a_process_killed_after_its_first_write_leaves_what_the_next_reader_finishes(
+    tmp_path: Path,
+) -> None:
+    import signal
+    import subprocess
+    import sys
+
+    data = tmp_path / "data"
+    child = subprocess.run(
+        [sys.executable, "-c", CHILD, str(data)], capture_output=True, text=True, timeout=60
+    )
+    assert child.returncode == -signal.SIGKILL, child.stderr
+
+    async def read() -> tuple[tuple[list[str], dict[str, Any]], list[str | None]]:
+        async with Host({"host": {"data_dir": str(data)}}, [MemorySqlite()], discover=False) as h:
+            seen = await _fresh(h)
+            stored = await h.capability(memory).use.get_history(SID)
+            return seen, [m.content for m in stored]
+
+    (texts, state), stored = asyncio.run(read())
+    assert texts == ["first", "second"]
+    assert state["step"] == 2
+    assert stored == ["first", "second"]
