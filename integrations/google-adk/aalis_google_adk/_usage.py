@@ -17,6 +17,8 @@ from typing import Any
 from aalis_agent import estimate_message_tokens
 from aalis_api_memory import CompressionUsage, FullHistory, MemoryService, supports
 
+from aalis_core import get_logger
+
 
 def check_context_window(value: object) -> int | None:
     """``value`` as a context window (a positive int) or None; anything else is refused."""
@@ -56,23 +58,30 @@ async def report_usage(
 ) -> CompressionUsage | None:
     """Emit ``token_usage`` for ``session_id``: the model's figures when both ``used`` and
     ``context_window`` are known, the message count in every case. Returns what was sent
-    (None when the store can count nothing)."""
-    if used is not None and context_window is not None:
-        history = [m for m in await store.get_history(session_id, math.inf) if not m.is_control]
-        usage = CompressionUsage(
-            used=used,
-            context_window=context_window,
-            token_budget=context_window,
-            compressible=sum(estimate_message_tokens(m) for m in history[:-1]),
-            history_messages=len(history),
+    (None when the store can count nothing, or failed to: a turn never fails for
+    a usage report, the failure is logged)."""
+    try:
+        if used is not None and context_window is not None:
+            history = [m for m in await store.get_history(session_id, math.inf) if not m.is_control]
+            usage = CompressionUsage(
+                used=used,
+                context_window=context_window,
+                token_budget=context_window,
+                compressible=sum(estimate_message_tokens(m) for m in history[:-1]),
+                history_messages=len(history),
+            )
+        elif supports(store, FullHistory, "count_history"):
+            count = int(await store.count_history(session_id))
+            # No window: a line of 0.7 tokens that nothing reported can cross (used is 0).
+            usage = CompressionUsage(
+                used=0, context_window=1, token_budget=1, compressible=0, history_messages=count
+            )
+        else:
+            return None
+    except Exception as exc:
+        get_logger("usage").warning(
+            "token usage not reported", session_id=session_id, error=str(exc)
         )
-    elif supports(store, FullHistory, "count_history"):
-        count = int(await store.count_history(session_id))
-        # No window: a line of 0.7 tokens that nothing reported can cross (used is 0).
-        usage = CompressionUsage(
-            used=0, context_window=1, token_budget=1, compressible=0, history_messages=count
-        )
-    else:
         return None
     await host.emit("token_usage", session_id=session_id, platform=platform, usage=usage)
     return usage

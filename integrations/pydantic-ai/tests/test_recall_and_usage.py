@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -178,4 +179,26 @@ async def test_a_run_resumed_from_a_stored_prompt_does_not_save_it_twice(tmp_pat
         assert [(m.role, m.content) for m in stored] == [
             ("user", "Still there?"),
             ("assistant", "Noted."),
+        ]
+
+
+async def test_a_failing_usage_report_never_fails_the_save(tmp_path: Path) -> None:
+    class CannotCount:
+        def __init__(self, real: Any) -> None:
+            self._real = real
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(self._real, name)
+
+        async def count_history(self, session_id: str) -> int:
+            raise RuntimeError("count failed")
+
+    async with Host(_config(tmp_path)) as host:
+        store = CannotCount(host.capability(memory).use)
+        history = AalisHistory("s", host, memory=SimpleNamespace(use=store))
+        result = await Agent(FunctionModel(Model())).run("hello")
+        await history.save(result.new_messages())  # the report fails, and is logged
+        assert [m.content for m in await host.capability(memory).use.get_history("s")] == [
+            "hello",
+            "Noted.",
         ]
