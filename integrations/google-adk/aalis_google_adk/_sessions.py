@@ -421,8 +421,10 @@ class AalisSessionService(BaseSessionService):
                 [Put(space, key, journal), *self._state_ops(app_name, user_id, deltas, app, user)]
             )
             # 2. the message; 3. the pending entry goes. A failure before 3 is finished by
-            # the next read or append (``_settle``).
-            await save_conversation(self._store, aalis_sid, [message], host=self._host)
+            # the next read or append (``_settle``); a reader of another process that
+            # finished it first has stored the message under its id already.
+            with contextlib.suppress(MessageIdConflict):
+                await save_conversation(self._store, aalis_sid, [message], host=self._host)
             await self._store.commit_metadata([Put(space, key, updated)])
             if event.author != "user":
                 await report_usage(

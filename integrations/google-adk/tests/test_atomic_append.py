@@ -190,3 +190,29 @@ def test_a_process_killed_after_its_first_write_leaves_what_the_next_reader_fini
     assert texts == ["first", "second"]
     assert state["step"] == 2
     assert stored == ["first", "second"]
+
+
+async def test_a_reader_that_finishes_an_append_first_does_not_fail_it(host: Host) -> None:
+    real = host.capability(memory).use
+    service = AalisSessionService(host)
+
+    class ReaderInBetween:
+        """After the journal's commit, another reader (another process) reads the session
+        and so finishes the pending event before the appender saves it."""
+
+        def __getattr__(self, name: str) -> Any:
+            target = getattr(real, name)
+            if name != "commit_metadata":
+                return target
+
+            async def call(*args: Any, **kwargs: Any) -> Any:
+                await target(*args, **kwargs)
+                await _fresh(host)
+
+            return call
+
+    session = await service.create_session(app_name="app", user_id="ada", session_id="s1")
+    racing = AalisSessionService(host, memory=SimpleNamespace(use=ReaderInBetween()))
+    await racing.append_event(session, _event("first", step=1))
+    assert await _fresh(host) == (["first"], {"step": 1})
+    assert [m.content for m in await real.get_history(SID)] == ["first"]
