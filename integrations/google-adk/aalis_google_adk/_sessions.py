@@ -11,10 +11,23 @@ function calls as tool calls, function responses as tool messages). State lives 
 metadata store: the session's in ``adk-sessions:<app>`` (with its times), ``app:`` state in
 ``adk-app-state``, ``user:`` state in ``adk-user-state:<app>``; ``temp:`` state is never
 stored, as in ADK's own services.
+
+An event and its state delta land together or not at all, although the memory contract has
+no transaction spanning a message and metadata: ``append_event`` first commits the state
+*and the event's message* (as a pending entry of the session) in one metadata batch, then
+saves the message, then drops the pending entry. A failure in between leaves a pending
+entry that every later read or append finishes first (it saves the message unless its id is
+stored already), so no reader ever sees a state without its event or an event twice
+(docs/integrations/google-adk.md, "An event and its state together").
+
+A compressed session is replayed with the summary of its archived turns in front, as an
+ADK compaction event (``EventActions.compaction``): ADK shows its text to the model in place
+of the turns it covers, exactly as it shows its own compactions.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import time
@@ -22,8 +35,15 @@ import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar, cast
 
-from aalis_agent import host_and_bridge, run_clear, save_conversation
-from aalis_api_memory import Delete, MemoryService, Put, memory as memory_capability
+from aalis_agent import SUMMARY_HEADER, host_and_bridge, run_clear, save_conversation, stamped
+from aalis_api_memory import (
+    Delete,
+    MemoryService,
+    MessageIdConflict,
+    Put,
+    compression,
+    memory as memory_capability,
+)
 from aalis_schema_message import Message, ToolCall
 from google.adk.events.event import Event
 from google.adk.sessions import _session_util
@@ -35,11 +55,18 @@ from google.adk.sessions.base_session_service import (
 from google.adk.sessions.session import Session
 from google.adk.sessions.state import State
 
+from aalis_google_adk._usage import check_context_window, report_usage, tokens_of
+
 T = TypeVar("T")
 
 #: Where the verbatim event lives in ``Message.metadata``.
 EVENT_KEY = "adk_event"
 APP_STATE = "adk-app-state"
+#: The key of a session entry that holds the messages of events whose state is committed
+#: and whose message may not be saved yet (``append_event``'s journal).
+PENDING = "pending"
+#: The id of the compaction event that carries the summary in front of a replayed session.
+SUMMARY_EVENT_ID = "aalis-summary"
 
 
 def aalis_session_id(app_name: str, user_id: str, session_id: str) -> str:
@@ -120,15 +147,49 @@ def message_to_event(message: Message) -> Event | None:
     )
 
 
+def summary_event(
+    text: str, covered_from: int | None, covered_to: int | None, first: float | None
+) -> Event:
+    """The summary as an ADK compaction event, covering what compression archived: from its
+    first message to just before the first replayed event (``first``, seconds)."""
+    from google.adk.events.event_actions import EventActions, EventCompaction
+    from google.genai import types
+
+    end = (covered_to or 0) / 1000
+    if first is not None:
+        end = min(end, first - 1e-6) if covered_to is not None else first - 1e-6
+    start = min((covered_from or 0) / 1000, end)
+    return Event(
+        id=SUMMARY_EVENT_ID,
+        invocation_id=SUMMARY_EVENT_ID,
+        author="user",
+        timestamp=end,
+        actions=EventActions(
+            compaction=EventCompaction(
+                start_timestamp=start,
+                end_timestamp=end,
+                compacted_content=types.Content(
+                    role="model", parts=[types.Part(text=SUMMARY_HEADER + text)]
+                ),
+            )
+        ),
+    )
+
+
 class AalisSessionService(BaseSessionService):
     """ADK sessions, their events and their state in the host's memory provider.
 
     ``host`` is a started ``aalis_core.Host`` on the loop the ADK ``Runner`` uses, or a
     ``SyncHost`` (any loop). The person of a session is ``("adk:<app>", user_id)``: recall's
     ``user`` scope and ``aalis forget --person adk:<app>:<user>`` go by it.
+
+    ``context_window`` is the model's window in tokens: with it, the token figures ADK puts
+    on the model's events reach memory-summary's token line; without it, only its count line
+    compresses a long session by itself.
     """
 
-    def __init__(self, host: Any, *, memory: Any = None) -> None:
+    def __init__(self, host: Any, *, memory: Any = None, context_window: int | None = None) -> None:
+        self.context_window = check_context_window(context_window)
         self._host, self._bridge = host_and_bridge(host)
         self._memory = memory if memory is not None else self._host.capability(memory_capability)
 
@@ -214,13 +275,18 @@ class AalisSessionService(BaseSessionService):
             )
             if entry is None:
                 return None
+            entry = await self._settle(app_name, user_id, sid, entry)
             limit: float = math.inf
             if config is not None and config.num_recent_events is not None:
                 limit = config.num_recent_events
-            stored = await self._store.get_history(aalis_session_id(app_name, user_id, sid), limit)
+            aalis_sid = aalis_session_id(app_name, user_id, sid)
+            stored = await self._store.get_history(aalis_sid, limit)
             events = [e for m in stored if (e := message_to_event(m)) is not None]
             if config is not None and config.after_timestamp is not None:
                 events = [e for e in events if e.timestamp >= config.after_timestamp]
+            else:
+                front = await self._summary(aalis_sid, events)
+                events = [front, *events] if front is not None else events
             session = Session(
                 app_name=app_name,
                 user_id=user_id,
@@ -277,7 +343,47 @@ class AalisSessionService(BaseSessionService):
 
         return await self._run(read)
 
+    async def _summary(self, aalis_sid: str, events: list[Event]) -> Event | None:
+        """The summary of what compression archived, as the event in front (None when the
+        session has none, or no compression provider is active). A replay never fails for
+        a summary."""
+        handle = self._host.capability(compression)
+        if not handle.present:
+            return None
+        try:
+            record = await handle.use.summary(aalis_sid)
+        except Exception:
+            return None
+        if record is None or not record.text:
+            return None
+        first = events[0].timestamp if events else None
+        return summary_event(record.text, record.covered_from, record.covered_to, first)
+
+    async def _settle(
+        self, app_name: str, user_id: str, sid: str, entry: dict[str, Any]
+    ) -> dict[str, Any]:
+        """Finish an append that failed after its state was committed: save the pending
+        messages (a message whose id is stored already was saved before the failure), then
+        drop them from the entry. Returns the entry as it now is."""
+        pending = entry.get(PENDING)
+        if not pending:
+            return entry
+        aalis_sid = aalis_session_id(app_name, user_id, sid)
+        for data in pending:
+            message = Message.from_json(data)
+            # A message whose id is stored was saved before the failure: only the pending
+            # entry outlived it.
+            with contextlib.suppress(MessageIdConflict):
+                await save_conversation(self._store, aalis_sid, [message], host=self._host)
+        settled = {k: v for k, v in entry.items() if k != PENDING}
+        await self._store.commit_metadata(
+            [Put(_sessions_namespace(app_name), _key(user_id, sid), settled)]
+        )
+        return settled
+
     async def append_event(self, session: Session, event: Event) -> Event:
+        """Store the event and its state delta, together or not at all (the journal in the
+        module's docstring); then tell memory-summary how full the session is."""
         from google.adk.errors.session_not_found_error import SessionNotFoundError
 
         if event.partial:
@@ -285,15 +391,19 @@ class AalisSessionService(BaseSessionService):
         await super().append_event(session=session, event=event)  # temp state, trimming
         session.last_update_time = event.timestamp
         app_name, user_id, sid = session.app_name, session.user_id, session.id
+        aalis_sid = aalis_session_id(app_name, user_id, sid)
+        platform = f"adk:{app_name}"
 
         async def persist() -> None:
             space, key = _sessions_namespace(app_name), _key(user_id, sid)
             entry = await self._store.get_metadata(space, key)
             if entry is None:
                 raise SessionNotFoundError(f"Session {sid} not found.")
-            message = event_to_message(event, platform=f"adk:{app_name}", user_id=user_id)
-            await save_conversation(
-                self._store, aalis_session_id(app_name, user_id, sid), [message], host=self._host
+            entry = await self._settle(app_name, user_id, sid, entry)
+            # The message's id and timestamp are fixed now, so finishing it later (after a
+            # failure) saves exactly this message, at its place in the session.
+            message = stamped(
+                event_to_message(event, platform=platform, user_id=user_id), aalis_sid
             )
             deltas = _session_util.extract_state_delta(
                 event.actions.state_delta if event.actions and event.actions.state_delta else {}
@@ -305,9 +415,26 @@ class AalisSessionService(BaseSessionService):
                 "state": {**(entry.get("state") or {}), **deltas["session"]},
                 "last_update_time": event.timestamp,
             }
+            journal = {**updated, PENDING: [message.to_json()]}
+            # 1. the state and the pending message, in one batch: all or nothing
             await self._store.commit_metadata(
-                [Put(space, key, updated), *self._state_ops(app_name, user_id, deltas, app, user)]
+                [Put(space, key, journal), *self._state_ops(app_name, user_id, deltas, app, user)]
             )
+            # 2. the message; 3. the pending entry goes. A failure before 3 is finished by
+            # the next read or append (``_settle``); a reader of another process that
+            # finished it first has stored the message under its id already.
+            with contextlib.suppress(MessageIdConflict):
+                await save_conversation(self._store, aalis_sid, [message], host=self._host)
+            await self._store.commit_metadata([Put(space, key, updated)])
+            if event.author != "user":
+                await report_usage(
+                    self._host,
+                    self._store,
+                    aalis_sid,
+                    platform,
+                    used=tokens_of(event),
+                    context_window=self.context_window,
+                )
 
         await self._run(persist)
         return event

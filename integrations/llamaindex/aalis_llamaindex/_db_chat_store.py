@@ -7,6 +7,10 @@ blocks. Aalis has the same two states: ACTIVE is the active history, ARCHIVED is
 compression writes to. So ``Memory.from_defaults(chat_store=AalisDBChatStore(host))``
 archives into Aalis, and ``aalis history --full``, recall (which reads archived turns too),
 export and ``aalis serve`` see both (docs/integrations/llamaindex.md).
+
+After a model's reply is added, the store tells the compression provider how long the
+session is (``token_usage`` with the message count), so memory-summary's count line
+compresses a long session by itself; ``AalisRecallBlock`` then puts the summary in front.
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ from llama_index.core.storage.chat_store.base_db import AsyncDBChatStore, Messag
 from pydantic import PrivateAttr
 
 from aalis_llamaindex._convert import from_aalis, to_aalis
+from aalis_llamaindex._usage import report_usage
 
 T = TypeVar("T")
 
@@ -157,6 +162,15 @@ class AalisDBChatStore(AsyncDBChatStore):
 
         async def write() -> None:
             await save_conversation(self._store, _key(key), converted, host=self._host)
+            if any(m.role == "assistant" for m in converted):  # after a model call
+                await report_usage(
+                    self._host,
+                    self._store,
+                    key,
+                    self.platform,
+                    used=None,
+                    context_window=None,
+                )
 
         await self._run(write)
 

@@ -114,6 +114,9 @@ class AalisSession:
         # What input_callback put in front of the history this run (summary, recall): the
         # SDK hands the callback's extra items to add_items, and they must not be saved.
         self._injected: dict[str, int] = {}
+        # The new input items input_callback saved itself (a person's turn): the SDK saves
+        # them again right after the callback, and add_items skips them once.
+        self._presaved: dict[str, int] = {}
 
     async def _run(self, make: Callable[[], Awaitable[T]]) -> T:
         return await self._bridge.call(make)
@@ -143,12 +146,8 @@ class AalisSession:
     async def add_items(self, items: list[TResponseInputItem]) -> None:
         """Save ``items`` in order (each one message, with its own id and timestamp) and
         announce them (``memory_messages_saved``), so recall indexes them."""
-        kept = self._without_injected(list(items))
-        converted = [item_to_message(item, platform=self.platform) for item in kept]
-        if self.person is not None:
-            converted = [
-                self.person.stamp(m, overwrite=False) if m.role == "user" else m for m in converted
-            ]
+        kept = _without(self._presaved, _without(self._injected, list(items)))
+        converted = self._convert(kept)
         if not converted:
             return
 
@@ -157,6 +156,12 @@ class AalisSession:
             await self._report_count()
 
         await self._run(write)
+
+    def _convert(self, items: list[Any]) -> list[Message]:
+        converted = [item_to_message(item, platform=self.platform) for item in items]
+        if self.person is None:
+            return converted
+        return [self.person.stamp(m, overwrite=False) if m.role == "user" else m for m in converted]
 
     async def _report_count(self) -> None:
         """Tell the compression provider how long the session is (``token_usage`` with the
@@ -241,10 +246,18 @@ class AalisSession:
     ) -> list[TResponseInputItem]:
         """A ``RunConfig(session_input_callback=...)``: the summary of what compression
         archived and the blocks plugins contribute (recall) go in front of the history, as
-        system items; then the history and the new input. Those items are never saved."""
+        system items; then the history and the new input. Those items are never saved.
+
+        With a person (``user_id``), the new input is saved first, as ``aalis chat``'s turn
+        saves the question before it builds the prompt: recall's ``user`` scope knows a
+        session's person from its stored messages, so the first turn of a new session would
+        otherwise recall only itself. ``add_items`` then skips those items once."""
         query = _last_user_text(new_items) or _last_user_text(history) or ""
+        early = self._convert(list(new_items)) if self.person is not None else []
 
         async def head() -> list[Item]:
+            if early:
+                await save_conversation(self._store, self.session_id, early, host=self._host)
             items: list[Item] = []
             summary = await self._summary()
             if summary:
@@ -254,22 +267,9 @@ class AalisSession:
             return items
 
         front = await self._run(head)
-        self._injected = {}
-        for item in front:
-            self._injected[_key(item)] = self._injected.get(_key(item), 0) + 1
+        self._injected = _counts(front)
+        self._presaved = _counts(new_items) if early else {}
         return [*cast("list[TResponseInputItem]", front), *history, *new_items]
-
-    def _without_injected(self, items: list[Any]) -> list[Any]:
-        if not self._injected:
-            return items
-        kept: list[Any] = []
-        for item in items:
-            key = _key(item)
-            if self._injected.get(key, 0) > 0:
-                self._injected[key] -= 1
-                continue
-            kept.append(item)
-        return kept
 
     async def _summary(self) -> str | None:
         handle = self._host.capability(compression)
@@ -304,6 +304,27 @@ class AalisSession:
 
     def __repr__(self) -> str:
         return f"AalisSession(session_id={self.session_id!r})"
+
+
+def _counts(items: Sequence[Any]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for item in items:
+        counts[_key(item)] = counts.get(_key(item), 0) + 1
+    return counts
+
+
+def _without(skip: dict[str, int], items: list[Any]) -> list[Any]:
+    """``items`` less those ``skip`` counts (each skipped once; ``skip`` is consumed)."""
+    if not skip:
+        return items
+    kept: list[Any] = []
+    for item in items:
+        key = _key(item)
+        if skip.get(key, 0) > 0:
+            skip[key] -= 1
+            continue
+        kept.append(item)
+    return kept
 
 
 def _text(item: dict[str, Any]) -> str | None:

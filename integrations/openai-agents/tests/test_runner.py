@@ -194,3 +194,44 @@ async def test_a_long_session_compresses_by_itself_and_the_model_gets_the_summar
         first = model.calls[-1].input[0]
         assert first["role"] == "system"
         assert first["content"].startswith("Summary of the earlier conversation:")
+
+
+async def test_the_first_turn_of_a_new_session_recalls_the_persons_other_sessions(
+    host: Host,
+) -> None:
+    model = ScriptedModel([])
+    agent = Agent(name="a", model=model)
+
+    async def say(sid: str, user: str, text: str) -> list[Any]:
+        session = AalisSession(sid, host, user_id=user)
+        model.enqueue([assistant_message("Noted.", item_id=f"m{len(model.calls)}")])
+        run = RunConfig(session_input_callback=session.input_callback)
+        await Runner.run(agent, text, session=session, run_config=run)
+        return list(model.calls[-1].input)
+
+    await say("ada-old", "ada", "My passport number is X1234567.")
+    await say("ada-tea", "ada", "I like tea.")
+    await say("bob", "bob", "My passport number is B7654321.")
+    sent = await say("ada-new", "ada", "What is my passport number?")  # its first turn
+    system = "\n".join(i["content"] for i in sent if i.get("role") == "system")
+    assert "X1234567" in system
+    assert "B7654321" not in system
+    assert sent[-1] == {"role": "user", "content": "What is my passport number?"}
+    sent = await say("bob-new", "bob", "What is my passport number?")
+    system = "\n".join(i["content"] for i in sent if i.get("role") == "system")
+    assert "B7654321" in system
+    assert "X1234567" not in system
+
+    # The question is stored once (saved before recall was asked; the SDK's own save of
+    # it is skipped), the recall block never.
+    stored = await host.capability(memory).use.get_history("ada-new")
+    assert [(m.role, m.content) for m in stored] == [
+        ("user", "What is my passport number?"),
+        ("assistant", "Noted."),
+    ]
+    assert stored[0].metadata is not None
+    assert stored[0].metadata["user_id"] == "ada"
+    assert await AalisSession("ada-new", host).get_items() == [
+        {"role": "user", "content": "What is my passport number?"},
+        stored[1].metadata[ITEM_KEY],
+    ]

@@ -10,10 +10,16 @@ Each ``ModelMessage`` is one Aalis message, kept verbatim in ``metadata["pydanti
 (Pydantic AI's own JSON form, ``ModelMessagesTypeAdapter``), so every part type, id, usage
 and timestamp comes back; the Aalis fields are filled so ``aalis history``, recall and the
 summariser see an ordinary conversation.
+
+With a person (``user_id``), the processor saves the run's new prompt before it asks for
+recall, as ``aalis chat``'s turn does, so even the first run of a new session is the
+person's and recalls their other sessions; ``save()`` then skips that request. ``save()``
+reports the model's usage (``token_usage``), which lets memory-summary compress by itself.
 """
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar, cast
@@ -46,6 +52,8 @@ from pydantic_ai.messages import (
     ToolReturnPart,
     UserPromptPart,
 )
+
+from aalis_pydantic_ai._usage import check_context_window, report_usage, tokens_of
 
 T = TypeVar("T")
 
@@ -141,7 +149,9 @@ class AalisHistory:
 
     ``host`` is a started ``aalis_core.Host`` (async methods) or ``SyncHost`` (both);
     ``platform`` and ``user_id`` name the person stamped on user messages (recall's scope,
-    ``aalis forget``).
+    ``aalis forget``). ``context_window`` is the model's window in tokens: with it, the
+    usage ``save()`` finds on the responses reaches memory-summary's token line; without
+    it, only its count line compresses a long session by itself.
     """
 
     def __init__(
@@ -152,7 +162,9 @@ class AalisHistory:
         memory: Any = None,
         platform: str | None = "pydantic-ai",
         user_id: str | None = None,
+        context_window: int | None = None,
     ) -> None:
+        self.context_window = check_context_window(context_window)
         if not isinstance(session_id, str) or not session_id:
             raise ValueError(f"the session id must be a non-empty string, got {session_id!r}")
         if user_id is not None and platform is None:
@@ -162,6 +174,8 @@ class AalisHistory:
         self.person = Person(platform, user_id) if user_id is not None and platform else None
         self._host, self._bridge = host_and_bridge(host)
         self._memory = memory if memory is not None else self._host.capability(memory_capability)
+        # Requests the processor saved ahead of ``save()`` (by ``_request_key``), skipped there.
+        self._presaved: set[str] = set()
 
     @property
     def _store(self) -> MemoryService:
@@ -182,19 +196,39 @@ class AalisHistory:
         return await self._run(read)
 
     async def save(self, messages: Sequence[ModelMessage]) -> None:
-        """Append ``messages`` (usually ``result.new_messages()``) and announce them."""
-        converted = [to_aalis(m, platform=self.platform) for m in messages]
-        if self.person is not None:
-            converted = [
-                self.person.stamp(m, overwrite=False) if m.role == "user" else m for m in converted
-            ]
-        if not converted:
-            return
+        """Append ``messages`` (usually ``result.new_messages()``) and announce them; a
+        request the processor saved already is skipped. Then report the newest response's
+        usage, so memory-summary can compress the session by itself."""
+        kept = [m for m in messages if not self._take_presaved(m)]
+        converted = self._convert(kept)
+        used = tokens_of(messages)
 
         async def write() -> None:
-            await save_conversation(self._store, self.session_id, converted, host=self._host)
+            if converted:
+                await save_conversation(self._store, self.session_id, converted, host=self._host)
+            await report_usage(
+                self._host,
+                self._store,
+                self.session_id,
+                self.platform,
+                used=used,
+                context_window=self.context_window,
+            )
 
         await self._run(write)
+
+    def _convert(self, messages: Sequence[ModelMessage]) -> list[Message]:
+        converted = [to_aalis(m, platform=self.platform) for m in messages]
+        if self.person is None:
+            return converted
+        return [self.person.stamp(m, overwrite=False) if m.role == "user" else m for m in converted]
+
+    def _take_presaved(self, message: ModelMessage) -> bool:
+        key = _request_key(message)
+        if key is None or key not in self._presaved:
+            return False
+        self._presaved.discard(key)
+        return True
 
     async def clear(self) -> list[ClearResult]:
         """Clear the session through the clear chain (history, summary, vectors...)."""
@@ -218,7 +252,7 @@ class AalisHistory:
         """For ``capabilities=[ProcessHistory(history.processor)]``: the summary and the
         recall block, as one system request in front of ``messages``. Not saved: a
         processor changes what the model sees, not the run's new messages."""
-        query = ""
+        query, prompt = "", None
         for message in reversed(messages):
             if isinstance(message, ModelRequest):
                 texts = [
@@ -227,15 +261,22 @@ class AalisHistory:
                     if isinstance(p, UserPromptPart) and (t := _text(p.content))
                 ]
                 if texts:
-                    query = texts[-1]
+                    query, prompt = texts[-1], message
                     break
+        shown = [
+            Message(role=m.role, content=m.content)
+            for m in self._convert(messages)
+            if m.role in ("user", "assistant") and m.content
+        ]
 
         async def head() -> list[str]:
+            if prompt is not None and prompt is messages[-1]:
+                await self._presave(prompt)
             out: list[str] = []
             summary = await self._summary()
             if summary:
                 out.append(SUMMARY_HEADER + summary)
-            out.extend(await self._blocks(query))
+            out.extend(await self._blocks(query, shown))
             return out
 
         blocks = await self._run(head)
@@ -243,6 +284,22 @@ class AalisHistory:
             return messages
         front = ModelRequest(parts=[SystemPromptPart(content=b) for b in blocks])
         return [front, *messages]
+
+    async def _presave(self, prompt: ModelRequest) -> None:
+        """Save the run's new prompt now, when a person speaks: recall's ``user`` scope knows
+        a session's person from its stored messages, so the first run of a new session would
+        otherwise recall only itself. Each prompt is saved once (a run with tool calls calls
+        the processor again with the same prompt first)."""
+        key = _request_key(prompt)
+        if self.person is None or key is None or key in self._presaved:
+            return
+        newest = await self._store.get_history(self.session_id, 1)
+        if any(_stored_key(m) == key for m in newest):
+            return  # loaded from this session (a run resumed from stored history)
+        await save_conversation(
+            self._store, self.session_id, self._convert([prompt]), host=self._host
+        )
+        self._presaved.add(key)
 
     async def _summary(self) -> str | None:
         handle = self._host.capability(compression)
@@ -254,19 +311,40 @@ class AalisHistory:
             return None
         return record.text if record is not None else None
 
-    async def _blocks(self, query: str) -> list[str]:
+    async def _blocks(self, query: str, shown: list[Message]) -> list[str]:
         if not query:
             return []
         try:
             self._host.hook_impls("prompt_contributions")
         except ValueError:
             return []
-        request = PromptRequest(session_id=self.session_id, query=query, platform=self.platform)
+        request = PromptRequest(
+            session_id=self.session_id, query=query, platform=self.platform, history=shown
+        )
         try:
             blocks = await collect_prompt_blocks(self._host, request)
         except Exception:
             return []
         return [b.content for b in blocks]
+
+
+def _request_key(message: ModelMessage) -> str | None:
+    """What tells a user's request apart: its parts as Pydantic AI dumps them (the prompt's
+    text and its timestamp). None for anything else."""
+    if not isinstance(message, ModelRequest):
+        return None
+    if not any(isinstance(p, UserPromptPart) for p in message.parts):
+        return None
+    dumped = ModelMessagesTypeAdapter.dump_python([message], mode="json")[0]
+    return json.dumps(dumped.get("parts"), sort_keys=True, default=str)
+
+
+def _stored_key(message: Message) -> str | None:
+    """``_request_key`` of a stored message, from its verbatim copy."""
+    stored = (message.metadata or {}).get(MESSAGE_KEY)
+    if not isinstance(stored, dict) or stored.get("kind") != "request":
+        return None
+    return json.dumps(stored.get("parts"), sort_keys=True, default=str)
 
 
 __all__ = ["MESSAGE_KEY", "AalisHistory", "from_aalis", "to_aalis"]
