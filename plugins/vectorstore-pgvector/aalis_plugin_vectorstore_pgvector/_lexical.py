@@ -165,12 +165,13 @@ COMMON_ROWS = 2000
 WINDOW = 2000
 
 
-def document_counts_sql(table: str, terms: int, common: int = COMMON_ROWS) -> str:
-    """How many rows hold each of ``%(cN)s``, counted up to ``common + 1`` (one row; each
-    count stops early, so a word in every message costs ``common`` matches)."""
+def document_counts_sql(table: str, filters: str, terms: int, common: int = COMMON_ROWS) -> str:
+    """How many rows in scope (``filters``) hold each of ``%(cN)s``, counted up to
+    ``common + 1`` (one row; each count stops early, so a word in every message costs
+    ``common`` matches, and a narrow scope costs its own rows at most)."""
     counts = ", ".join(
-        f"(SELECT count(*) FROM (SELECT 1 FROM {table} WHERE lex @@ %(c{i})s::tsquery"
-        f" LIMIT {int(common) + 1}) AS c{i})"
+        f"(SELECT count(*) FROM (SELECT 1 FROM {table} WHERE {filters} AND"
+        f" lex @@ %(c{i})s::tsquery LIMIT {int(common) + 1}) AS c{i})"
         for i in range(terms)
     )
     return f"SELECT {counts}"

@@ -485,11 +485,15 @@ class PgvectorStore:
         seeds = seed_terms(terms)
         async with self.pool.connection() as conn:
             condition = _scope_sql(conn, where, params)
-            rare, common = await self._split_common(conn, seeds)
+            rare, common = await self._split_common(conn, seeds, condition, params)
             rows: list[tuple[Any, ...]] = []
             if rare:
                 params["seeds"] = tsquery_literal(rare)
-                cursor = await conn.execute(self.lexical_sql(condition, len(terms)), params)
+                # Planned for its values every time (no generic plan): which index serves
+                # depends on how common the terms are and how wide the scope is.
+                cursor = await conn.execute(
+                    self.lexical_sql(condition, len(terms)), params, prepare=False
+                )
                 rows = await cursor.fetchall()
             more: list[tuple[Any, ...]] = []
             if len(rows) < k and common:
@@ -498,7 +502,7 @@ class PgvectorStore:
                 params["window"] = max(self.window, k)
                 params["skip"] = [row[7] for row in rows]
                 sql_text = self.lexical_sql(condition, len(terms), window=True)
-                cursor = await conn.execute(sql_text, params)
+                cursor = await conn.execute(sql_text, params, prepare=False)
                 more = await cursor.fetchall()
         hits = [self._hit(where.model_id, row, score=float(row[6])) for row in rows]
         if not hits:
@@ -511,15 +515,17 @@ class PgvectorStore:
         ]
 
     async def _split_common(
-        self, conn: AsyncConnection[Any], seeds: list[str]
+        self, conn: AsyncConnection[Any], seeds: list[str], filters: str, scope: dict[str, Any]
     ) -> tuple[list[str], list[str]]:
-        """The seed terms held by at most ``COMMON_ROWS`` rows, and the others (docs/backends/
-        postgres.md, "Lexical search": scoring every row that holds a word of every message
-        made a query linear in the scope). Counted exactly, each up to ``COMMON_ROWS + 1``."""
-        params = {f"c{i}": tsquery_literal([term]) for i, term in enumerate(seeds)}
+        """The seed terms held by at most ``common_rows`` rows in scope, and the others
+        (docs/backends/postgres.md, "Lexical search": scoring every row that holds a word of
+        every message made a query linear in the scope). Counted exactly in the scope
+        (``filters``, its values in ``scope``), each up to ``common_rows + 1``."""
+        params = dict(scope)
+        params.update({f"c{i}": tsquery_literal([term]) for i, term in enumerate(seeds)})
         limit = self.common_rows
-        sql_text = document_counts_sql(f"{self._s}.vectors", len(seeds), limit)
-        cursor = await conn.execute(sql_text, params)
+        sql_text = document_counts_sql(f"{self._s}.vectors", filters, len(seeds), limit)
+        cursor = await conn.execute(sql_text, params, prepare=False)
         counts = await cursor.fetchone()
         assert counts is not None
         rare = [t for t, n in zip(seeds, counts, strict=True) if 0 < int(n) <= limit]
