@@ -2,8 +2,9 @@
 
 The vector leg ranks by the store's cosine; when the store also searches by words
 (``lexical_search``), both legs run with the same scope and are fused by rank
-(``fusion.py``); every fused hit goes through the same recall check. Recency only breaks
-exact ties. Small models'
+(``fusion.py``); every fused hit goes through the same recall check. For a query with no
+identifier or proper name, the vector leg's best candidates are re-ranked first
+(``_rerank.py``). Recency only breaks exact ties. Small models'
 cosines sit in a narrow band, so blending in recency (the TS default's 0.7·cos + 0.3·recency)
 lets a fresh unrelated turn outrank an old relevant one; ``benchmarks/recall_quality.py``
 measures the plain cosine that is used here.
