@@ -307,7 +307,8 @@ def test_pgvector_lexical_times_both_paths_on_every_scope(run_benchmark: Any) ->
         for query in ("common words only", "identifier among common words", "rare word")
     }
     for row in rows:
-        assert row["before"]["n"] > 0 and row["after"]["n"] > 0
+        assert row["before"]["n"] > 0
+        assert row["after"]["n"] > 0
         assert row["same_first_hit"] is True, row
         assert row["hits_after"] == row["hits_before"], row
 
