@@ -1,3 +1,4 @@
+# ruff: noqa: RUF001  (Chinese queries use full-width punctuation, as users type them)
 """The re-ranking step (docs/host/recall.md, "Re-ranking"): the vector leg's best candidates
 re-embedded as queries and ordered by the mean of the two cosines, for queries without an
 identifier and semantic embedders only."""
@@ -12,7 +13,7 @@ from aalis_api_embedding import embedding
 from aalis_api_memory import memory
 from aalis_api_vectorstore import InMemoryVectorStore, VectorHit, recall, vectorstore
 from aalis_plugin_memory_vector import MemoryVector
-from aalis_plugin_memory_vector._rerank import cosine, rerank
+from aalis_plugin_memory_vector._rerank import cosine, names_someone, rerank
 from aalis_schema_message import Message, new_message_id
 
 from aalis_core import Host, Plugin
@@ -35,6 +36,10 @@ AS_QUERIES = {
     "order AX-1 is late": [1.0, 0.0, 0.0],
     "order AX-2 is late": [0.0, 1.0, 0.0],
 }
+
+
+#: Extra queries a test asks, with their vectors.
+QUERY_VECTORS: dict[str, list[float]] = {}
 
 
 def _hit(message_id: str, score: float, timestamp: int = T0) -> VectorHit:
@@ -75,6 +80,22 @@ def test_rerank_refuses_mismatched_input() -> None:
     assert cosine([0.0, 0.0], [1.0, 0.0]) == 0.0
 
 
+@pytest.mark.parametrize(
+    ("query", "named"),
+    [
+        ("When does Jon Fischer start?", True),
+        ("When is our guesthouse in Baflo booked?", True),
+        ("Kollum的民宿订在哪天？", True),
+        ("Ida Fischer什么时候入职？", True),
+        ("What is the name of our pet?", False),  # the first word's capital is no name
+        ("which snack is dangerous for my child", False),
+        ("我的孩子对什么过敏？", False),
+    ],
+)
+def test_a_proper_name_is_told_by_its_capital(query: str, named: bool) -> None:
+    assert names_someone(query) is named
+
+
 class TableEmbedder:
     """A semantic embedder with fixed vectors: passages and queries differ, as in e5."""
 
@@ -93,6 +114,8 @@ class TableEmbedder:
         self.query_calls.append(text)
         if text == QUERY:
             return [1.0, 0.0, 0.0]
+        if text in QUERY_VECTORS:
+            return QUERY_VECTORS[text]
         if text == "when is order AX-1 due":
             return [0.0, 0.0, 1.0]
         if self.fail_queries:
@@ -169,6 +192,18 @@ async def test_a_query_naming_an_identifier_is_not_reranked() -> None:
     embedder = TableEmbedder()
     await _first(embedder, None, "when is order AX-1 due")
     assert embedder.query_calls == ["when is order AX-1 due"]
+
+
+async def test_a_query_naming_someone_is_not_reranked() -> None:
+    embedder = TableEmbedder()
+    query = "what pet do we have called Pixel"
+    assert names_someone(query)
+    QUERY_VECTORS[query] = [1.0, 0.0, 0.0]
+    try:
+        assert await _first(embedder, None, query) == "We talked about pets at dinner."
+        assert embedder.query_calls == [query]
+    finally:
+        del QUERY_VECTORS[query]
 
 
 async def test_a_lexical_embedder_is_not_reranked() -> None:
