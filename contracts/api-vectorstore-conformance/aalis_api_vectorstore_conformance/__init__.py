@@ -18,7 +18,9 @@ test then asks for a recall of at least ``min_recall`` against brute force inste
 exact top-k. Every other rule — scope filters inside the query, ``k`` hits in scope on
 skewed data, model separation, dimension checks, deletes — holds for every store alike.
 The optional ``lexical_search`` (``LexicalSearch``) is checked by ``LexicalSearchConformance``,
-included here: its tests skip, naming the method, when the store has none.
+included here: its tests skip, naming the method, when the store has none; so do the
+cases of the optional ``lexical_check`` / ``lexical_repair`` (``LexicalIndexCheckConformance``),
+whose damage cases also need the store's kit subclass to override ``damage_lexical``.
 Install with ``pip install aalis-api-vectorstore-conformance``.
 """
 
@@ -28,9 +30,13 @@ pytest.register_assert_rewrite(
     "aalis_api_vectorstore_conformance._support",
     "aalis_api_vectorstore_conformance._suite",
     "aalis_api_vectorstore_conformance._lexical",
+    "aalis_api_vectorstore_conformance._lexical_check",
 )
 
 from aalis_api_vectorstore_conformance._lexical import LexicalSearchConformance  # noqa: E402
+from aalis_api_vectorstore_conformance._lexical_check import (  # noqa: E402
+    LexicalIndexCheckConformance,
+)
 from aalis_api_vectorstore_conformance._suite import VectorStoreConformance  # noqa: E402
 from aalis_api_vectorstore_conformance._support import (  # noqa: E402
     T0,
@@ -43,6 +49,7 @@ from aalis_api_vectorstore_conformance._support import (  # noqa: E402
 
 __all__ = [
     "T0",
+    "LexicalIndexCheckConformance",
     "LexicalSearchConformance",
     "VectorStoreConformance",
     "brute_force",

@@ -12,6 +12,7 @@ from aalis_api_vectorstore import DimensionMismatch, VectorHit, VectorKey, Vecto
 
 from aalis_api_vectorstore_conformance._identity import IdentityCases, conformance
 from aalis_api_vectorstore_conformance._lexical import LexicalSearchConformance
+from aalis_api_vectorstore_conformance._lexical_check import LexicalIndexCheckConformance
 from aalis_api_vectorstore_conformance._support import (
     MODEL,
     T0,
@@ -50,7 +51,7 @@ def sessions_of(hits: Sequence[VectorHit]) -> set[str]:
 
 
 @_conformance
-class VectorStoreConformance(IdentityCases, LexicalSearchConformance):
+class VectorStoreConformance(IdentityCases, LexicalSearchConformance, LexicalIndexCheckConformance):
     """Every rule of the ``VectorStore`` contract; subclass it and override ``vectorstore``."""
 
     #: False for a store whose search is approximate (HNSW): ``test_search_is_exact`` then

@@ -27,10 +27,12 @@ if TYPE_CHECKING:
     )
     from aalis_api_vectorstore._store import (
         DroppedSessions as DroppedSessions,
+        LexicalIndexCheck as LexicalIndexCheck,
         LexicalSearch as LexicalSearch,
         VectorStore as VectorStore,
     )
     from aalis_api_vectorstore._types import (
+        LexicalDrift as LexicalDrift,
         ModelStats as ModelStats,
         ScopeFilter as ScopeFilter,
         VectorEntry as VectorEntry,
@@ -59,9 +61,10 @@ _MODULES: dict[str, str] = {
     "aalis_api_vectorstore._inmemory": "InMemoryVectorStore",
     "aalis_api_vectorstore._lexical": "LexicalTerms lexical_terms",
     "aalis_api_vectorstore._recall": "Recall RecallHit RecallUnavailable",
-    "aalis_api_vectorstore._store": "DroppedSessions LexicalSearch VectorStore",
+    "aalis_api_vectorstore._store": "DroppedSessions LexicalIndexCheck LexicalSearch VectorStore",
     "aalis_api_vectorstore._types": (
-        "ModelStats ScopeFilter VectorEntry VectorHit VectorKey VectorRecord VectorStoreStats"
+        "LexicalDrift ModelStats ScopeFilter VectorEntry VectorHit VectorKey VectorRecord "
+        "VectorStoreStats"
     ),
     "aalis_api_vectorstore._validation": (
         "batch_dims check_delete check_dims check_ids check_k check_records "
@@ -74,6 +77,8 @@ __all__ = [
     "DimensionMismatch",
     "DroppedSessions",
     "InMemoryVectorStore",
+    "LexicalDrift",
+    "LexicalIndexCheck",
     "LexicalSearch",
     "LexicalTerms",
     "ModelStats",

@@ -21,6 +21,7 @@ from aalis_api_vectorstore._lexical import (
     tier_score,
 )
 from aalis_api_vectorstore._types import (
+    LexicalDrift,
     ModelStats,
     ScopeFilter,
     VectorEntry,
@@ -184,6 +185,32 @@ class InMemoryVectorStore:
         ]
         found.sort(key=lambda e: (e.timestamp, e.message_id))
         return found
+
+    def _drift(self, session_id: str | None) -> tuple[list[VectorKey], list[VectorKey]]:
+        if session_id is not None:
+            check_session_id(session_id)
+        missing: list[VectorKey] = []
+        stale: list[VectorKey] = []
+        for key, stored in self._rows.items():
+            if session_id is not None and stored.record.session_id != session_id:
+                continue
+            wanted = lexical_terms(stored.record.text)
+            if stored.terms == wanted:
+                continue
+            (missing if wanted and not stored.terms else stale).append(key)
+        return missing, stale
+
+    async def lexical_check(self, session_id: str | None = None) -> LexicalDrift:
+        # The terms live on the record itself, so there is never an entry of no record.
+        missing, stale = self._drift(session_id)
+        return LexicalDrift(missing=missing, stale=stale)
+
+    async def lexical_repair(self, session_id: str | None = None) -> LexicalDrift:
+        missing, stale = self._drift(session_id)
+        for key in (*missing, *stale):
+            stored = self._rows[key]
+            self._rows[key] = attrs.evolve(stored, terms=lexical_terms(stored.record.text))
+        return LexicalDrift(missing=missing, stale=stale)
 
     async def sessions(self) -> list[str]:
         return sorted({stored.record.session_id for stored in self._rows.values()})

@@ -12,6 +12,7 @@ from collections.abc import Iterable, Sequence
 from typing import Protocol, runtime_checkable
 
 from aalis_api_vectorstore._types import (
+    LexicalDrift,
     ScopeFilter,
     VectorEntry,
     VectorHit,
@@ -138,4 +139,32 @@ class LexicalSearch(Protocol):
         ...
 
 
-__all__ = ["DroppedSessions", "LexicalSearch", "VectorStore"]
+@runtime_checkable
+class LexicalIndexCheck(Protocol):
+    """Optional, part of the lexical group: the lexical index compared with the records it
+    must follow, and rebuilt from them (``aalis vector check``; docs/recall.md, "Lexical
+    leg").
+
+    A store keeps its lexical index beside its records (an FTS table, a ``tsvector``
+    column); a file edited by hand, a crash of an engine that does not write both in one
+    transaction, or a bug leaves them apart, and the lexical leg then misses or finds the
+    wrong messages while every vector looks right. These two methods let the vector check
+    see and repair that, as it does for the vectors.
+    """
+
+    async def lexical_check(self, session_id: str | None = None) -> LexicalDrift:
+        """The records of ``session_id`` (every session when None) whose lexical entry is
+        missing or is not the terms of their current ``text``; with None, also the entries
+        of no record. Changes nothing. A ``session_id`` that is not a str or None is a
+        ``TypeError``; a session with no records has no drift."""
+        ...
+
+    async def lexical_repair(self, session_id: str | None = None) -> LexicalDrift:
+        """Rewrite the lexical entries of the records that ``lexical_check`` names (and,
+        with None, drop the entries of no record); return what was fixed. Afterwards
+        ``lexical_check`` of the same scope finds nothing and ``lexical_search`` finds
+        every record by its text."""
+        ...
+
+
+__all__ = ["DroppedSessions", "LexicalIndexCheck", "LexicalSearch", "VectorStore"]

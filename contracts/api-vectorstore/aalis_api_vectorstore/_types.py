@@ -206,7 +206,33 @@ class VectorStoreStats:
         return sum(model.count for model in self.models)
 
 
+def _sorted_ids(value: Iterable[str]) -> tuple[str, ...]:
+    return tuple(sorted(value))
+
+
+@attrs.frozen(kw_only=True)
+class LexicalDrift:
+    """What ``lexical_check`` found wrong in a store's lexical index (or what
+    ``lexical_repair`` fixed): the message ids of records with no lexical entry
+    (``missing``) or with an entry that is not the terms of their text (``stale``), and the
+    entries that belong to no record (``extra``; counted by a whole-store check only,
+    since such an entry names no session). Ids are sorted."""
+
+    missing: tuple[str, ...] = attrs.field(default=(), converter=_sorted_ids)
+    stale: tuple[str, ...] = attrs.field(default=(), converter=_sorted_ids)
+    extra: int = 0
+
+    @property
+    def count(self) -> int:
+        """Everything that differs: missing, stale and extra entries."""
+        return len(self.missing) + len(self.stale) + self.extra
+
+    def __bool__(self) -> bool:
+        return self.count > 0
+
+
 __all__ = [
+    "LexicalDrift",
     "ModelStats",
     "ScopeFilter",
     "VectorEntry",

@@ -98,14 +98,14 @@ async def _check(session_id: str | None, repair: bool) -> tuple[list[str], bool]
             differs = any(r.differs for r in after)
         else:
             differs = any(r.differs for r in results)
-    header = ("session", "messages", "indexed", "missing", "in gap", "orphaned", "stale")
+    header = ("session", "messages", "indexed", "missing", "in gap", "orphaned", "stale", "lexical")
     rows = [
-        (r.session_id, r.messages, r.indexed, r.missing, r.in_gap, r.orphaned, r.stale)
+        (r.session_id, r.messages, r.indexed, r.missing, r.in_gap, r.orphaned, r.stale, r.lexical)
         for r in results
     ]
-    totals = ("TOTAL", *(sum(int(row[i]) for row in rows) for i in range(1, 7)))
+    totals = ("TOTAL", *(sum(int(row[i]) for row in rows) for i in range(1, 8)))
     table = [header, *rows, totals]
-    widths = [max(len(str(row[i])) for row in table) for i in range(7)]
+    widths = [max(len(str(row[i])) for row in table) for i in range(8)]
     lines = [
         "  ".join(
             str(value).ljust(widths[i]) if i == 0 else str(value).rjust(widths[i])

@@ -12,6 +12,11 @@ model, whose message is gone), *stale* (a vector whose text is no longer the mes
 Missing messages that a recorded gap covers are counted apart: they are waiting for a
 backfill, not lost. ``repair`` indexes the missing, deletes the orphans and re-embeds the
 stale.
+
+A store with a lexical leg that can check it (``LexicalIndexCheck``) is also asked for its
+*lexical* drift: vectors whose lexical entry is missing or not the terms of their text,
+counted per session, and entries of no vector (a row of their own, ``LEXICAL_ORPHANS``);
+``repair`` has the store rewrite them from the stored text.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from __future__ import annotations
 from typing import Any
 
 import attrs
+from aalis_api_vectorstore import LexicalDrift, LexicalIndexCheck
 from aalis_schema_message import Message
 
 from aalis_plugin_memory_vector._gaps import GAPS_NAMESPACE, Gap, read_entry
@@ -38,11 +44,13 @@ class SessionCheck:
     in_gap: int
     orphaned: int
     stale: int
+    #: Vectors whose lexical entry is missing or stale (0 for a store that cannot tell).
+    lexical: int = 0
     repaired: str | None = None
 
     @property
     def differs(self) -> bool:
-        return bool(self.missing or self.orphaned or self.stale)
+        return bool(self.missing or self.orphaned or self.stale or self.lexical)
 
     @property
     def holes(self) -> int:
@@ -96,11 +104,21 @@ async def _recorded_gaps(indexer: Indexer) -> dict[str, list[Gap]]:
     return found
 
 
+#: The row of ``aalis vector check`` for lexical entries that belong to no vector.
+LEXICAL_ORPHANS = "(lexical, no vector)"
+
+
 async def check_session(
-    indexer: Indexer, store: Any, model_id: str, session_id: str, gaps: list[Gap]
+    indexer: Indexer,
+    store: Any,
+    model_id: str,
+    session_id: str,
+    gaps: list[Gap],
+    lexical: LexicalDrift | None = None,
 ) -> tuple[SessionCheck, list[Message], list[str], list[Message]]:
     """The figures of one session, and what a repair would do: (check, missing messages,
-    orphaned ids, stale messages)."""
+    orphaned ids, stale messages). ``lexical`` is the store's lexical drift (of this
+    session or a wider one: only this session's vectors are counted)."""
     limit = indexer._config.max_text_chars
     stored = await indexer.read_session(session_id)
     by_key = {key_of(session_id, m): m for m in stored}
@@ -115,7 +133,9 @@ async def check_session(
     ]
     missing = [m for k, m in wanted.items() if k not in current]
     in_gap = sum(1 for m in missing if any(g.covers(m.timestamp) for g in gaps))
+    drifted = set(lexical.missing + lexical.stale) if lexical is not None else set()
     figures = SessionCheck(
+        lexical=sum(1 for e in entries if e.message_id in drifted),
         session_id=session_id,
         messages=len(wanted),
         indexed=sum(1 for k in current if k in wanted) - len(stale),
@@ -147,9 +167,16 @@ async def check_index(
         known = {info.session_id for info in await mem.list_sessions()}
         sessions = sorted(known | set(await store.sessions()))
     results: list[SessionCheck] = []
+    checks_lexical = isinstance(store, LexicalIndexCheck)
+    # One store-wide lexical check for a check of every session (it also finds the
+    # entries of no vector); a session's own otherwise.
+    whole = await store.lexical_check(None) if checks_lexical and session_id is None else None
     for sid in sessions:
+        drift = whole
+        if checks_lexical and drift is None:
+            drift = await store.lexical_check(sid)
         figures, missing, orphaned, stale = await check_session(
-            indexer, store, model_id, sid, gaps.get(sid, [])
+            indexer, store, model_id, sid, gaps.get(sid, []), drift
         )
         if repair and figures.differs:
             notes: list[str] = []
@@ -166,8 +193,27 @@ async def check_index(
                     if outcome.error is None
                     else f"indexing failed: {outcome.error}"
                 )
+            if figures.lexical:
+                fixed = await store.lexical_repair(sid)
+                notes.append(f"{len(fixed.missing) + len(fixed.stale)} lexical entries rewritten")
             figures = attrs.evolve(figures, repaired=", ".join(notes))
         results.append(figures)
+    if whole is not None and whole.extra:
+        # Entries of no vector name no session: a row of their own.
+        extra = SessionCheck(
+            session_id=LEXICAL_ORPHANS,
+            messages=0,
+            indexed=0,
+            missing=0,
+            in_gap=0,
+            orphaned=0,
+            stale=0,
+            lexical=whole.extra,
+        )
+        if repair:
+            fixed = await store.lexical_repair(None)
+            extra = attrs.evolve(extra, repaired=f"{fixed.extra} lexical entries dropped")
+        results.append(extra)
     if repair:
         # A session with nothing missing any more needs none of the gaps read above.
         for sid in sessions:
@@ -180,4 +226,4 @@ async def check_index(
     return results
 
 
-__all__ = ["SessionCheck", "check_index", "check_session", "reindex"]
+__all__ = ["LEXICAL_ORPHANS", "SessionCheck", "check_index", "check_session", "reindex"]

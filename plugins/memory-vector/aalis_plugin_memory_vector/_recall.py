@@ -2,8 +2,9 @@
 
 The vector leg ranks by the store's cosine; when the store also searches by words
 (``lexical_search``), both legs run with the same scope and are fused by rank
-(``fusion.py``); every fused hit goes through the same recall check. Recency only breaks
-exact ties. Small models'
+(``fusion.py``); every fused hit goes through the same recall check. For a query with no
+identifier or proper name, the vector leg's best candidates are re-ranked first
+(``_rerank.py``). Recency only breaks exact ties. Small models'
 cosines sit in a narrow band, so blending in recency (the TS default's 0.7·cos + 0.3·recency)
 lets a fresh unrelated turn outrank an old relevant one; ``benchmarks/recall_quality.py``
 measures the plain cosine that is used here.
@@ -16,6 +17,7 @@ import math
 from collections.abc import Collection
 from typing import TYPE_CHECKING, Any
 
+from aalis_api_embedding import SEMANTIC, embedder_kind
 from aalis_api_memory import MemoryService, MetadataKeys, supports
 from aalis_api_vectorstore import (
     LexicalSearch,
@@ -27,12 +29,13 @@ from aalis_api_vectorstore import (
 from aalis_schema_message import Message
 
 from aalis_plugin_memory_vector._config import MemoryVectorConfig
-from aalis_plugin_memory_vector._fusion import VECTOR, fuse
+from aalis_plugin_memory_vector._fusion import VECTOR, fuse, identifiers
 from aalis_plugin_memory_vector._indexer import Indexer
 
 if TYPE_CHECKING:
     from aalis_core import Handle
 from aalis_plugin_memory_vector._persons import People, PersonRegistry
+from aalis_plugin_memory_vector._rerank import names_someone, rerank
 from aalis_plugin_memory_vector._scope import (
     OVERRIDES_NAMESPACE,
     UNSET,
@@ -218,13 +221,16 @@ class VectorRecall:
             ) from None
         excluded = set(exclude)
         lexical = self._lexical_leg(store)
+        depth = self._rerank_depth(embedder, query)
         hits: list[RecallHit] = []
         want = k + len(excluded)
         for _ in range(4):  # a retry only when checked-out hits left fewer than k
             found: list[VectorHit] = sorted(
-                await store.search(vector, want, where),
+                await store.search(vector, max(want, depth), where),
                 key=lambda hit: (-hit.score, -hit.timestamp),
             )
+            if depth:
+                found = await self._reranked(embedder, vector, found, depth)
             words = await self._lexical(lexical, query, want, where)
             ranked = fuse(found, words or [], query)
             current = await self._checked(store, [f.hit for f in ranked])
@@ -249,6 +255,39 @@ class VectorRecall:
                 break
             want *= 2
         return hits
+
+    def _rerank_depth(self, embedder: Any, query: str) -> int:
+        """How many vector candidates to re-rank: none for a lexical embedder (its query
+        and document vectors are the same), nor for a query naming an identifier or a
+        proper name (the lexical leg decides those: docs/host/recall.md, "Re-ranking")."""
+        depth = self._config.rerank_depth
+        if (
+            not depth
+            or embedder_kind(embedder) != SEMANTIC
+            or identifiers(query)
+            or names_someone(query)
+        ):
+            return 0
+        return depth
+
+    async def _reranked(
+        self, embedder: Any, query: list[float], found: list[VectorHit], depth: int
+    ) -> list[VectorHit]:
+        """``found`` with its best ``depth`` re-ranked (``_rerank.py``); as found when the
+        embedder fails or is too slow (the recall goes on, the log says why)."""
+        head, tail = found[:depth], found[depth:]
+        if len(head) < 2:
+            return found
+        limit = self._config.max_text_chars
+        try:
+            async with asyncio.timeout(self._config.embed_timeout_s):
+                as_queries = [await embedder.embed_query(clip(h.text, limit)) for h in head]
+        except Exception as exc:
+            self._logger.warning(
+                "re-ranking skipped: the embedder failed", error=f"{type(exc).__name__}: {exc}"
+            )
+            return found
+        return [r.hit for r in rerank(head, query, as_queries)] + tail
 
     @staticmethod
     def _lexical_leg(store: Any) -> Any:

@@ -158,7 +158,26 @@ K1 = 1.2
 B = 0.75
 
 
-def lexical_sql(table: str, filters: str, terms: int) -> str:
+#: A seed term held by more rows than this is "common" (``the``-like words of a long
+#: history): it picks candidates only to fill up (``common_sql``). SQLite's value.
+COMMON_ROWS = 2000
+#: The fill-up ranks at most this many of the newest common-term matches in scope.
+WINDOW = 2000
+
+
+def document_counts_sql(table: str, filters: str, terms: int, common: int = COMMON_ROWS) -> str:
+    """How many rows in scope (``filters``) hold each of ``%(cN)s``, counted up to
+    ``common + 1`` (one row; each count stops early, so a word in every message costs
+    ``common`` matches, and a narrow scope costs its own rows at most)."""
+    counts = ", ".join(
+        f"(SELECT count(*) FROM (SELECT 1 FROM {table} WHERE {filters} AND"
+        f" lex @@ %(c{i})s::tsquery LIMIT {int(common) + 1}) AS c{i})"
+        for i in range(terms)
+    )
+    return f"SELECT {counts}"
+
+
+def lexical_sql(table: str, filters: str, terms: int, *, window: bool = False) -> str:
     """The lexical search over ``table`` within ``filters`` (the scope), best ``%(k)s`` first.
 
     The candidates are the rows in scope that hold a seed term (``%(seeds)s``, GIN on ``lex``
@@ -167,17 +186,25 @@ def lexical_sql(table: str, filters: str, terms: int) -> str:
     holds, the term's weight ``%(wN)s`` times its BM25 rarity among the candidates, normalised
     by the message's length in terms against the candidates' mean. Only the candidates' ids,
     times and term flags are kept while ranking; the ``k`` winners' rows are read at the end.
+
+    With ``window`` (the fill-up by common terms), the candidates are only the newest
+    ``%(window)s`` matches in scope, less the ids ``%(skip)s`` already found.
     """
     ids = range(terms)
     flags = ", ".join(f"(lex @@ %(t{i})s::tsquery)::int AS h{i}" for i in ids)
     counts = ", ".join(f"sum(h{i})::float8 AS d{i}" for i in ids)
+    bound = (
+        " AND message_id <> ALL(%(skip)s) ORDER BY ts DESC, message_id LIMIT %(window)s"
+        if window
+        else ""
+    )
     weighed = " + ".join(
         f"f.h{i} * %(w{i})s::float8 * ln(1 + (st.n - st.d{i} + 0.5) / (st.d{i} + 0.5))" for i in ids
     )
     return (
         "WITH found AS MATERIALIZED ("
         f" SELECT message_id, ts, length(lex)::float8 AS len, {flags}"
-        f" FROM {table} WHERE {filters} AND lex @@ %(seeds)s::tsquery),"
+        f" FROM {table} WHERE {filters} AND lex @@ %(seeds)s::tsquery{bound}),"
         f" st AS (SELECT count(*)::float8 AS n, greatest(avg(len), 1) AS avglen, {counts}"
         " FROM found),"
         f" top AS (SELECT f.message_id, f.ts, ({weighed})"
@@ -191,8 +218,11 @@ def lexical_sql(table: str, filters: str, terms: int) -> str:
 
 
 __all__ = [
+    "COMMON_ROWS",
     "MAX_QUERY_TERMS",
     "TERMS_VERSION",
+    "WINDOW",
+    "document_counts_sql",
     "document_terms",
     "lexical_sql",
     "query_terms",

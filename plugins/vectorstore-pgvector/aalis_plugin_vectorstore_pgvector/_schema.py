@@ -4,6 +4,8 @@ One table holds every model's vectors in an untyped ``vector`` column; each mode
 HNSW index on ``(embedding::vector(dim)) vector_cosine_ops`` restricted to that model (a
 partial expression index), named from a checksum of the model id (``index_name``).
 Migration 3 adds the lexical leg: a ``lex`` column of terms (``_lexical.py``) under a GIN index.
+Migration 4 adds ``vectors_model_ts (model_id, ts)``: a lexical query of common words across
+every session ranks the newest matches, found walking it backwards instead of sorting them all.
 Migrations are numbered in ``aalis_migrations``; ``migrate`` applies the missing ones in one
 transaction under an advisory lock, so several hosts starting at once migrate once.
 """
@@ -19,7 +21,7 @@ from psycopg import AsyncConnection, sql
 from aalis_plugin_vectorstore_pgvector._codec import escape, unescape
 from aalis_plugin_vectorstore_pgvector._lexical import document_terms
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 #: Rows re-indexed per statement when migration 3 computes the terms of stored messages.
 BACKFILL_BATCH = 1_000
 
@@ -101,6 +103,9 @@ async def migrate(conn: AsyncConnection[Any], schema: str) -> None:
         if current < 3:
             await _add_lexical_index(conn, s)
             await conn.execute(f"INSERT INTO {s}.aalis_migrations (version) VALUES (3)")
+        if current < 4:
+            await conn.execute(f"CREATE INDEX vectors_model_ts ON {s}.vectors (model_id, ts)")
+            await conn.execute(f"INSERT INTO {s}.aalis_migrations (version) VALUES (4)")
 
 
 async def _add_lexical_index(conn: AsyncConnection[Any], s: str) -> None:

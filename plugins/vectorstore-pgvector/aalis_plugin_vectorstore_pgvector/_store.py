@@ -31,6 +31,7 @@ from typing import Any
 import psycopg
 from aalis_api_vectorstore import (
     DimensionMismatch,
+    LexicalDrift,
     ModelStats,
     ScopeFilter,
     VectorEntry,
@@ -59,11 +60,18 @@ from aalis_plugin_vectorstore_pgvector._codec import (
 )
 from aalis_plugin_vectorstore_pgvector._config import PgvectorConfig
 from aalis_plugin_vectorstore_pgvector._lexical import (
+    COMMON_ROWS,
+    WINDOW,
+    document_counts_sql,
     document_terms,
     lexical_sql,
     query_terms,
     seed_terms,
     tsquery_literal,
+)
+from aalis_plugin_vectorstore_pgvector._lexical_check import (
+    check as lexical_check,
+    repair as lexical_repair,
 )
 from aalis_plugin_vectorstore_pgvector._schema import create_index, index_name, migrate
 
@@ -98,6 +106,11 @@ def _scope_sql(conn: AsyncConnection[Any], where: ScopeFilter, params: dict[str,
 
 class PgvectorStore:
     """Vectors of any number of models in one schema; any number of hosts may share it."""
+
+    #: A lexical seed term held by more rows is common: it only fills up (``_lexical.py``).
+    common_rows = COMMON_ROWS
+    #: The fill-up ranks at most this many of the newest common-term matches in scope.
+    window = WINDOW
 
     def __init__(
         self, pool: AsyncConnectionPool[Any], config: PgvectorConfig, *, logger: Any = None
@@ -464,19 +477,75 @@ class PgvectorStore:
         terms = query_terms(query)
         if k == 0 or where.is_empty or not terms:
             return []
-        params: dict[str, Any] = {"k": k, "seeds": tsquery_literal(seed_terms(terms))}
+        params: dict[str, Any] = {"k": k}
         for i, (term, weight) in enumerate(terms):
             params[f"t{i}"] = tsquery_literal([term])
             params[f"w{i}"] = weight
+        seeds = seed_terms(terms)
         async with self.pool.connection() as conn:
             condition = _scope_sql(conn, where, params)
-            cursor = await conn.execute(self.lexical_sql(condition, len(terms)), params)
-            rows = await cursor.fetchall()
-        return [self._hit(where.model_id, row, score=float(row[6])) for row in rows]
+            rare, common = await self._split_common(conn, seeds, condition, params)
+            rows: list[tuple[Any, ...]] = []
+            if rare:
+                params["seeds"] = tsquery_literal(rare)
+                # Planned for its values every time (no generic plan): which index serves
+                # depends on how common the terms are and how wide the scope is.
+                cursor = await conn.execute(
+                    self.lexical_sql(condition, len(terms)), params, prepare=False
+                )
+                rows = await cursor.fetchall()
+            more: list[tuple[Any, ...]] = []
+            if len(rows) < k and common:
+                params["seeds"] = tsquery_literal(common)
+                params["k"] = k - len(rows)
+                params["window"] = max(self.window, k)
+                params["skip"] = [row[7] for row in rows]
+                sql_text = self.lexical_sql(condition, len(terms), window=True)
+                cursor = await conn.execute(sql_text, params, prepare=False)
+                more = await cursor.fetchall()
+        hits = [self._hit(where.model_id, row, score=float(row[6])) for row in rows]
+        if not hits:
+            return [self._hit(where.model_id, row, score=float(row[6])) for row in more]
+        # The fill-up ranks below every hit of the rarer terms, in its own order, still > 0.
+        floor = hits[-1].score
+        return hits + [
+            self._hit(where.model_id, row, score=floor * (len(more) - i) / (len(more) + 1))
+            for i, row in enumerate(more)
+        ]
 
-    def lexical_sql(self, filters: str, terms: int) -> str:
+    async def _split_common(
+        self, conn: AsyncConnection[Any], seeds: list[str], filters: str, scope: dict[str, Any]
+    ) -> tuple[list[str], list[str]]:
+        """The seed terms held by at most ``common_rows`` rows in scope, and the others
+        (docs/backends/postgres.md, "Lexical search": scoring every row that holds a word of
+        every message made a query linear in the scope). Counted exactly in the scope
+        (``filters``, its values in ``scope``), each up to ``common_rows + 1``."""
+        params = dict(scope)
+        params.update({f"c{i}": tsquery_literal([term]) for i, term in enumerate(seeds)})
+        limit = self.common_rows
+        sql_text = document_counts_sql(f"{self._s}.vectors", filters, len(seeds), limit)
+        cursor = await conn.execute(sql_text, params, prepare=False)
+        counts = await cursor.fetchone()
+        assert counts is not None
+        rare = [t for t, n in zip(seeds, counts, strict=True) if 0 < int(n) <= limit]
+        common = [t for t, n in zip(seeds, counts, strict=True) if int(n) > limit]
+        return rare, common
+
+    async def lexical_check(self, session_id: str | None = None) -> LexicalDrift:
+        """Rows whose ``lex`` is missing or stale (``LexicalIndexCheck``, ``_lexical_check.py``)."""
+        sid = None if session_id is None else check_session_id(session_id)
+        async with self.pool.connection() as conn:
+            return await lexical_check(conn, f"{self._s}.vectors", sid)
+
+    async def lexical_repair(self, session_id: str | None = None) -> LexicalDrift:
+        """Write the terms of their text back into the rows ``lexical_check`` names."""
+        sid = None if session_id is None else check_session_id(session_id)
+        async with self.pool.connection() as conn:
+            return await lexical_repair(conn, f"{self._s}.vectors", sid)
+
+    def lexical_sql(self, filters: str, terms: int, *, window: bool = False) -> str:
         """The lexical statement for a query of ``terms`` terms (public for the EXPLAIN tests)."""
-        return lexical_sql(f"{self._s}.vectors", filters, terms)
+        return lexical_sql(f"{self._s}.vectors", filters, terms, window=window)
 
     async def stats(self) -> VectorStoreStats:
         async with self.pool.connection() as conn:

@@ -7,6 +7,7 @@ from collections.abc import AsyncIterator
 import pytest_asyncio
 from aalis_api_vectorstore_conformance import VectorStoreConformance
 from aalis_plugin_vectorstore_pgvector import PgvectorConfig, PgvectorStore
+from aalis_plugin_vectorstore_pgvector._codec import escape
 from aalis_test_support.postgres import TestServer, fresh_schema
 
 
@@ -24,6 +25,15 @@ class TestPgvectorConformance(VectorStoreConformance):
                 yield store
             finally:
                 await store.close()
+
+    async def damage_lexical(self, store: PgvectorStore, message_id: str, how: str) -> None:
+        # Behind the store's back: the column emptied, or holding another text's terms.
+        value = "''::tsvector" if how == "missing" else "array_to_tsvector('{other,words}')"
+        async with store.pool.connection() as conn:
+            await conn.execute(
+                f"UPDATE {store._s}.vectors SET lex = {value} WHERE message_id = %s",
+                (escape(message_id),),
+            )
 
 
 async def test_vectors_from_before_identity_are_dropped_and_their_sessions_named(

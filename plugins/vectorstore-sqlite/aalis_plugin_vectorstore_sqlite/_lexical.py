@@ -11,7 +11,9 @@ and larger at 50k messages; bigrams plus identifier tokens find both.
 
 ``vectors_lex`` is keyed by the ``vectors`` row id and kept in step in the same transaction:
 inserts by ``index_after`` right after the rows are written, deletes by a trigger on
-``vectors`` (every path that removes a row: delete, rewrite, clear). The scope filter is in
+``vectors`` (every path that removes a row: delete, rewrite, clear). ``drift`` and
+``repair`` find and fix what still came apart (a file edited by hand or by another tool):
+the ``aalis vector check`` of the lexical index. The scope filter is in
 the same statement as the ``MATCH`` (a join on the row id), never applied afterwards.
 """
 
@@ -20,7 +22,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterable, Sequence
 
-from aalis_api_vectorstore import LexicalTerms, ScopeFilter, lexical_terms
+from aalis_api_vectorstore import LexicalDrift, LexicalTerms, ScopeFilter, lexical_terms
 
 from aalis_plugin_vectorstore_sqlite._scope import scope_clause
 
@@ -77,6 +79,61 @@ def rebuild(conn: sqlite3.Connection) -> int:
         index_rows(conn, chunk)
         count += len(chunk)
     return count
+
+
+def _drifted(
+    conn: sqlite3.Connection, session_id: str | None
+) -> tuple[list[tuple[int, str, str]], list[tuple[int, str, str]]]:
+    """The rows of ``session_id`` (every session when None) with no FTS row (missing) or
+    with terms that are not their text's (stale): ``(row id, message id, text)`` each."""
+    sql = (
+        f"SELECT v.id, v.message_id, v.text, l.words, l.idents FROM vectors AS v "
+        f"LEFT JOIN {TABLE} AS l ON l.rowid = v.id"
+    )
+    params: tuple[str, ...] = ()
+    if session_id is not None:
+        sql += " WHERE v.session_id = ?"
+        params = (session_id,)
+    missing: list[tuple[int, str, str]] = []
+    stale: list[tuple[int, str, str]] = []
+    cursor = conn.execute(sql, params)
+    while chunk := cursor.fetchmany(_CHUNK):
+        for row_id, message_id, text, words, idents in chunk:
+            if words is None:
+                missing.append((row_id, message_id, text))
+            elif (words, idents) != _columns(lexical_terms(text)):
+                stale.append((row_id, message_id, text))
+    return missing, stale
+
+
+_EXTRA = f"FROM {TABLE} WHERE rowid NOT IN (SELECT id FROM vectors)"
+
+
+def drift(conn: sqlite3.Connection, session_id: str | None) -> LexicalDrift:
+    """What ``vector check`` reports for the lexical index (``LexicalIndexCheck``): rows
+    whose FTS row is missing or stale, and, store-wide, FTS rows of no row."""
+    missing, stale = _drifted(conn, session_id)
+    extra = (
+        0
+        if session_id is not None
+        else int(conn.execute(f"SELECT count(*) {_EXTRA}").fetchone()[0])
+    )
+    return LexicalDrift(
+        missing=[m for _, m, _ in missing], stale=[m for _, m, _ in stale], extra=extra
+    )
+
+
+def repair(conn: sqlite3.Connection, session_id: str | None) -> LexicalDrift:
+    """Re-index the rows ``drift`` names from their stored text and, store-wide, drop the
+    FTS rows of no row (inside the caller's write transaction); return what was fixed."""
+    missing, stale = _drifted(conn, session_id)
+    redo = missing + stale
+    conn.executemany(f"DELETE FROM {TABLE} WHERE rowid = ?", ((r,) for r, _, _ in stale))
+    index_rows(conn, ((row_id, text) for row_id, _, text in redo))
+    extra = 0 if session_id is not None else int(conn.execute(f"DELETE {_EXTRA}").rowcount)
+    return LexicalDrift(
+        missing=[m for _, m, _ in missing], stale=[m for _, m, _ in stale], extra=extra
+    )
 
 
 def _phrase(term: str) -> str:
@@ -204,9 +261,11 @@ __all__ = [
     "TOKENIZE",
     "WINDOW",
     "create",
+    "drift",
     "index_after",
     "index_rows",
     "match_expression",
     "rebuild",
+    "repair",
     "search",
 ]

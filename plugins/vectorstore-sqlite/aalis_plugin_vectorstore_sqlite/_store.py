@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from aalis_api_vectorstore import (
+    LexicalDrift,
     ScopeFilter,
     VectorEntry,
     VectorHit,
@@ -36,6 +37,10 @@ from aalis_api_vectorstore import (
 from aalis_core import get_logger
 from aalis_plugin_vectorstore_sqlite._config import SqliteVectorConfig
 from aalis_plugin_vectorstore_sqlite._engine import Engine, as_float32, prepare
+from aalis_plugin_vectorstore_sqlite._lexical import (
+    drift as lexical_drift,
+    repair as lexical_repair_rows,
+)
 from aalis_plugin_vectorstore_sqlite._schema import connect
 
 T = TypeVar("T")
@@ -183,6 +188,24 @@ class SqliteVectorStore:
         where = check_where(where)
         terms = lexical_terms(query)
         return await self._call(lambda engine: engine.lexical_search(terms, k, where), empty=[])
+
+    async def lexical_check(self, session_id: str | None = None) -> LexicalDrift:
+        """Rows whose FTS row is missing or stale, and FTS rows of no row (``LexicalIndexCheck``)."""
+        sid = None if session_id is None else check_session_id(session_id)
+        return await self._call(
+            lambda engine: engine._run("BEGIN", lambda: lexical_drift(engine.conn, sid)),
+            empty=LexicalDrift(),
+        )
+
+    async def lexical_repair(self, session_id: str | None = None) -> LexicalDrift:
+        """Re-index what ``lexical_check`` finds, from the rows' stored text."""
+        sid = None if session_id is None else check_session_id(session_id)
+        return await self._call(
+            lambda engine: engine._run(
+                "BEGIN IMMEDIATE", lambda: lexical_repair_rows(engine.conn, sid)
+            ),
+            empty=LexicalDrift(),
+        )
 
     async def delete(
         self,

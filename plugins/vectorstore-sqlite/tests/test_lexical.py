@@ -9,6 +9,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+import attrs
 import pytest
 from aalis_api_vectorstore import DimensionMismatch, LexicalSearch
 from aalis_api_vectorstore_conformance import rec, scope, seeded_vector
@@ -142,3 +143,35 @@ async def test_common_terms_only_fill_up_and_keep_k_in_scope(
         # Only common terms: the latest matches in scope, k of them.
         hits = await store.lexical_search("order status", 3, scope(["mine"]))
         assert [h.text for h in hits] == [f"my order status {i}" for i in (5, 4, 3)]
+
+
+async def test_the_check_finds_and_repairs_a_lexical_index_edited_by_hand(tmp_path: Path) -> None:
+    from aalis_api_vectorstore import LexicalDrift, LexicalIndexCheck
+
+    path = tmp_path / "v.db"
+    async with SqliteVectorStore(path) as store:
+        assert isinstance(store, LexicalIndexCheck)
+        await store.upsert(
+            [
+                rec("s1", 1, seeded_vector(1), text="order AX-55812-K shipped"),
+                rec("s1", 2, seeded_vector(2), text="王磊明天到"),
+                rec("s2", 3, seeded_vector(3), text="parcel SF1402938475 is late"),
+            ]
+        )
+        conn = sqlite3.connect(path)
+        conn.execute("DELETE FROM vectors_lex WHERE rowid = 1")  # missing
+        conn.execute("UPDATE vectors_lex SET words = 'x', idents = '' WHERE rowid = 2")  # stale
+        conn.execute("INSERT INTO vectors_lex (rowid, words, idents) VALUES (99, 'ghost', '')")
+        conn.commit()
+        conn.close()
+        assert await store.lexical_search("AX-55812-K", 5, scope(["s1"])) == []
+        wanted = LexicalDrift(missing=["s1/1/user"], stale=["s1/2/user"], extra=1)
+        assert await store.lexical_check() == wanted
+        # a session's check names its rows only; entries of no row belong to no session
+        assert await store.lexical_check("s1") == attrs.evolve(wanted, extra=0)
+        assert await store.lexical_check("s2") == LexicalDrift()
+        assert await store.lexical_repair() == wanted
+        assert await store.lexical_check() == LexicalDrift()
+        assert _indexed(path)[0] == _indexed(path)[1]
+        hits = await store.lexical_search("AX-55812-K 王磊", 5, scope(["s1"]))
+        assert sorted(h.message_id for h in hits) == ["s1/1/user", "s1/2/user"]
