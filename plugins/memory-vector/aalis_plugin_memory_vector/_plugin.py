@@ -25,17 +25,15 @@ from aalis_api_vectorstore import RecallHit, recall, vectorstore
 from aalis_schema_message import Message, new_message_id
 
 from aalis_core import Plugin, hookimpl
-from aalis_plugin_memory_vector._block import block_text
 from aalis_plugin_memory_vector._config import MemoryVectorConfig
-from aalis_plugin_memory_vector._forgetting import forget_vectors
 from aalis_plugin_memory_vector._indexer import Indexer, IndexOutcome
-from aalis_plugin_memory_vector._maintenance import SessionCheck, check_index, reindex
 from aalis_plugin_memory_vector._persons import PersonRegistry
 from aalis_plugin_memory_vector._recall import VectorRecall
 from aalis_plugin_memory_vector._text import key_of
 
 if TYPE_CHECKING:
     from aalis_core import PluginContext
+    from aalis_plugin_memory_vector._maintenance import SessionCheck
 
 VECTOR_CLEAR_TYPE = "vector"
 
@@ -104,11 +102,15 @@ class MemoryVector(Plugin):
     async def reindex(self, session_id: str | None) -> dict[str, IndexOutcome]:
         """Re-embed from the message store (the source of truth): one session, or every
         session (then every vector, of every model, is replaced). See ``maintenance``."""
+        from aalis_plugin_memory_vector._maintenance import reindex
+
         indexer, _ = self._active()
         return await reindex(indexer, self.caps, session_id, self.persons)
 
     async def check(self, session_id: str | None, *, repair: bool = False) -> list[SessionCheck]:
         """Compare the index with the message store per session (``aalis vector check``)."""
+        from aalis_plugin_memory_vector._maintenance import check_index
+
         indexer, _ = self._active()
         return await check_index(indexer, self.caps, session_id, repair=repair)
 
@@ -166,6 +168,8 @@ class MemoryVector(Plugin):
     async def memory_forget(
         self, request: ForgetRequest, call_next: Callable[[], Awaitable[None]]
     ) -> None:
+        from aalis_plugin_memory_vector._forgetting import forget_vectors
+
         if self._ctx is None:
             await call_next()
             return
@@ -218,6 +222,8 @@ class MemoryVector(Plugin):
             exclude=exclude,
             min_score=self.config.prompt_min_score,
         )
+        from aalis_plugin_memory_vector._block import block_text
+
         text = block_text(
             request.session_id,
             hits,

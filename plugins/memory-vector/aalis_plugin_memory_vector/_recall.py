@@ -29,13 +29,11 @@ from aalis_api_vectorstore import (
 from aalis_schema_message import Message
 
 from aalis_plugin_memory_vector._config import MemoryVectorConfig
-from aalis_plugin_memory_vector._fusion import VECTOR, fuse, identifiers
 from aalis_plugin_memory_vector._indexer import Indexer
 
 if TYPE_CHECKING:
     from aalis_core import Handle
 from aalis_plugin_memory_vector._persons import People, PersonRegistry
-from aalis_plugin_memory_vector._rerank import names_someone, rerank
 from aalis_plugin_memory_vector._scope import (
     OVERRIDES_NAMESPACE,
     UNSET,
@@ -198,6 +196,10 @@ class VectorRecall:
         """The search behind ``recall``; ``session_id`` None searches every session (the
         operator's ``aalis vector search``), ``exclude`` leaves out the messages (by the
         key of their vector, ``key_of``) the caller already has."""
+        # The fusion and the re-ranking are imported by the first search, not at the plugin's
+        # start (their patterns take milliseconds to compile; docs/performance.md).
+        from aalis_plugin_memory_vector._fusion import VECTOR, fuse
+
         if not isinstance(query, str):
             raise TypeError(f"query must be a str, got {type(query).__name__}")
         if k is None:
@@ -260,6 +262,9 @@ class VectorRecall:
         """How many vector candidates to re-rank: none for a lexical embedder (its query
         and document vectors are the same), nor for a query naming an identifier or a
         proper name (the lexical leg decides those: docs/host/recall.md, "Re-ranking")."""
+        from aalis_plugin_memory_vector._fusion import identifiers
+        from aalis_plugin_memory_vector._rerank import names_someone
+
         depth = self._config.rerank_depth
         if (
             not depth
@@ -275,6 +280,8 @@ class VectorRecall:
     ) -> list[VectorHit]:
         """``found`` with its best ``depth`` re-ranked (``_rerank.py``); as found when the
         embedder fails or is too slow (the recall goes on, the log says why)."""
+        from aalis_plugin_memory_vector._rerank import rerank
+
         head, tail = found[:depth], found[depth:]
         if len(head) < 2:
             return found
