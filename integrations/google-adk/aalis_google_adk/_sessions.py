@@ -35,7 +35,15 @@ import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar, cast
 
-from aalis_agent import SUMMARY_HEADER, host_and_bridge, run_clear, save_conversation, stamped
+from aalis_agent import (
+    SUMMARY_HEADER,
+    check_context_window,
+    host_and_bridge,
+    report_usage,
+    run_clear,
+    save_conversation,
+    stamped,
+)
 from aalis_api_memory import (
     Delete,
     MemoryService,
@@ -55,7 +63,7 @@ from google.adk.sessions.base_session_service import (
 from google.adk.sessions.session import Session
 from google.adk.sessions.state import State
 
-from aalis_google_adk._usage import check_context_window, report_usage, tokens_of
+from aalis_google_adk._usage import tokens_of
 
 T = TypeVar("T")
 

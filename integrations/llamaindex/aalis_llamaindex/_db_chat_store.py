@@ -19,7 +19,7 @@ import math
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar, cast
 
-from aalis_agent import LoopBridge, host_and_bridge, run_clear, save_conversation
+from aalis_agent import LoopBridge, host_and_bridge, report_usage, run_clear, save_conversation
 from aalis_api_memory import (
     FullHistory,
     MemoryService,
@@ -35,7 +35,6 @@ from llama_index.core.storage.chat_store.base_db import AsyncDBChatStore, Messag
 from pydantic import PrivateAttr
 
 from aalis_llamaindex._convert import from_aalis, to_aalis
-from aalis_llamaindex._usage import report_usage
 
 T = TypeVar("T")
 

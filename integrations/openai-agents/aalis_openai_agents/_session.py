@@ -23,14 +23,13 @@ from aalis_agent import (
     PromptRequest,
     collect_prompt_blocks,
     host_and_bridge,
+    report_usage,
     run_clear,
     save_conversation,
 )
 from aalis_api_memory import (
     AalisMemoryError,
     ClearResult,
-    CompressionUsage,
-    FullHistory,
     MemoryService,
     MessagesById,
     Person,
@@ -168,15 +167,13 @@ class AalisSession:
         message count and no token figures), so its count line (memory-summary's
         ``history_limit``) compresses a long session in the background. The session sees no
         model call, so it never claims token usage it does not know."""
-        store = self._store
-        if not supports(store, FullHistory, "count_history"):
-            return
-        count = int(await store.count_history(self.session_id))
-        usage = CompressionUsage(
-            used=0, context_window=1, token_budget=1, compressible=0, history_messages=count
-        )
-        await self._host.emit(
-            "token_usage", session_id=self.session_id, platform=self.platform, usage=usage
+        await report_usage(
+            self._host,
+            self._store,
+            self.session_id,
+            self.platform,
+            used=None,
+            context_window=None,
         )
 
     async def pop_item(self) -> TResponseInputItem | None:

@@ -27,8 +27,10 @@ from typing import Any, TypeVar, cast
 from aalis_agent import (
     SUMMARY_HEADER,
     PromptRequest,
+    check_context_window,
     collect_prompt_blocks,
     host_and_bridge,
+    report_usage,
     run_clear,
     save_conversation,
 )
@@ -53,7 +55,7 @@ from pydantic_ai.messages import (
     UserPromptPart,
 )
 
-from aalis_pydantic_ai._usage import check_context_window, report_usage, tokens_of
+from aalis_pydantic_ai._usage import tokens_of
 
 T = TypeVar("T")
 

@@ -76,6 +76,10 @@ if TYPE_CHECKING:
         UndoOutcome as UndoOutcome,
         undo_last_turn as undo_last_turn,
     )
+    from aalis_agent._usage import (
+        check_context_window as check_context_window,
+        report_usage as report_usage,
+    )
 
 #: Where each public name lives: its module is imported the first time one is used.
 _MODULES: dict[str, str] = {
@@ -101,6 +105,7 @@ _MODULES: dict[str, str] = {
     ),
     "aalis_agent._turn_lease": "TURN_LEASE_TTL_MS hold_turn",
     "aalis_agent._undo": "UndoError UndoOutcome undo_last_turn",
+    "aalis_agent._usage": "check_context_window report_usage",
 }
 _EXPORTS = {name: module for module, names in _MODULES.items() for name in names.split()}
 
@@ -131,6 +136,7 @@ __all__ = [
     "add_contributions",
     "announce_saved",
     "build_prompt",
+    "check_context_window",
     "clear_types",
     "collect_prompt_blocks",
     "estimate_message_tokens",
@@ -143,6 +149,7 @@ __all__ = [
     "memory_capability",
     "model_text",
     "prompt_contributions",
+    "report_usage",
     "run_clear",
     "run_turn",
     "save_conversation",

@@ -2,11 +2,11 @@
 
 memory-summary compresses a session by itself when an agent reports, after a model call,
 that the session crossed one of its lines (docs/compression.md): the token line (a share of
-the model's context window) or the count line (``history_limit`` messages). LlamaIndex
-keeps a call's token figures on its ``ChatResponse`` (``raw``, ``additional_kwargs``), which
-``Memory`` never hands to its chat store: the store reports the message count alone, so the
-count line is what fires here (``report_usage`` takes the figures for a caller who has them).
-A token figure without the model's window would cross any line, so both are needed.
+the model's context window) or the count line (``history_limit`` messages). ``run_turn``
+reports from the prompt it built; a framework adapter reports from what its framework hands
+it (ADK's ``usage_metadata``, Pydantic AI's ``RequestUsage``) or, when the framework hands the
+store nothing, the message count alone. A token figure without the model's window would
+cross any line, so a report carries tokens only when both are known.
 """
 
 from __future__ import annotations
@@ -14,10 +14,21 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from aalis_agent import estimate_message_tokens
 from aalis_api_memory import CompressionUsage, FullHistory, MemoryService, supports
 
+from aalis_agent._tokens import estimate_message_tokens
 from aalis_core import get_logger
+
+
+def check_context_window(value: object) -> int | None:
+    """``value`` as a context window (a positive int) or None; anything else is refused."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"context_window must be a positive int or None, got {value!r}")
+    if value <= 0:
+        raise ValueError(f"context_window must be a positive int or None, got {value!r}")
+    return value
 
 
 async def report_usage(
@@ -60,4 +71,4 @@ async def report_usage(
     return usage
 
 
-__all__ = ["report_usage"]
+__all__ = ["check_context_window", "report_usage"]
