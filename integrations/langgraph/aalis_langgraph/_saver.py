@@ -82,6 +82,38 @@ def _thread(config: RunnableConfig) -> str:
     return str(thread_id)
 
 
+def _head(
+    cid: str,
+    entry: dict[str, Any],
+    checkpoint: Checkpoint,
+    written: dict[str, tuple[Any, Any]],
+    previous: dict[str, Any] | None,
+) -> dict[str, Any]:
+    """The head of a namespace: the newest checkpoint's id, its entry, and for each channel
+    it reads the version and packed value, so reading the latest state takes no blob read.
+
+    ``written`` is this put's blobs (``channel -> (version, packed or None)``); a channel
+    this put did not write keeps what the previous head knew of it at the same version. A
+    channel known at neither is left out and read from its blob (``_get_tuple``)."""
+    before = (previous or {}).get("values") or {}
+    known: dict[str, list[Any]] = {}
+    for channel, version in checkpoint.get("channel_versions", {}).items():
+        if channel in written and written[channel][0] == version:
+            known[channel] = [version, written[channel][1]]
+        elif isinstance(before.get(channel), list) and before[channel][0] == version:
+            known[channel] = before[channel]
+    return {"id": cid, "entry": entry, "values": known}
+
+
+def _rewrites(head: dict[str, Any], written: dict[str, tuple[Any, Any]]) -> bool:
+    """Whether this put writes a blob the head carries (same channel, same version)."""
+    carried = head.get("values") or {}
+    return any(
+        isinstance(carried.get(ch), list) and carried[ch][0] == version
+        for ch, (version, _packed) in written.items()
+    )
+
+
 class AalisSaver(BaseCheckpointSaver[str]):
     """A ``BaseCheckpointSaver`` over the host's memory provider (sync and async).
 
@@ -175,18 +207,28 @@ class AalisSaver(BaseCheckpointSaver[str]):
         ns = str(config["configurable"].get("checkpoint_ns", ""))
         space = thread_namespace(thread_id)
         cid = get_checkpoint_id(config)
+        entry: dict[str, Any] | None = None
+        known: dict[str, Any] = {}
         if cid is None:
             head = await self._store.get_metadata(space, _key("h", ns))
             if head is None:
                 return None
             cid = str(head["id"])
-        entry = await self._store.get_metadata(space, _key("c", ns, cid))
+            # The head carries the newest checkpoint whole (see ``_head``): the latest
+            # state is two reads however long the thread, where it was one per channel.
+            if isinstance(head.get("entry"), dict):
+                entry, known = head["entry"], dict(head.get("values") or {})
         if entry is None:
-            return None
+            entry = await self._store.get_metadata(space, _key("c", ns, cid))
+            if entry is None:
+                return None
         checkpoint = self.serde.loads_typed(_unpack(entry["checkpoint"]))
         blobs: dict[str, Any] = {}
         for channel, version in checkpoint.get("channel_versions", {}).items():
-            blob = await self._store.get_metadata(space, _key("b", ns, channel, version))
+            if isinstance(known.get(channel), list) and known[channel][0] == version:
+                blob: dict[str, Any] | None = {"value": known[channel][1]}
+            else:
+                blob = await self._store.get_metadata(space, _key("b", ns, channel, version))
             if blob is not None and blob.get("value") is not None:
                 blobs[channel] = blob["value"]
         writes = await self._store.get_metadata(space, _key("w", ns, cid))
@@ -249,34 +291,35 @@ class AalisSaver(BaseCheckpointSaver[str]):
         values: dict[str, Any] = copy.pop("channel_values", {})  # type: ignore[assignment]
         full = get_checkpoint_metadata(config, metadata)
         cid = str(checkpoint["id"])
-        ops: list[Put | Delete] = [
-            Put(
-                space,
-                _key("b", ns, channel, version),
-                {
-                    "value": _pack(self.serde.dumps_typed(values[channel]))
-                    if channel in values
-                    else None
-                },
+        written = {
+            channel: (
+                version,
+                _pack(self.serde.dumps_typed(values[channel])) if channel in values else None,
             )
             for channel, version in new_versions.items()
+        }
+        ops: list[Put | Delete] = [
+            Put(space, _key("b", ns, channel, version), {"value": packed})
+            for channel, (version, packed) in written.items()
         ]
-        ops.append(
-            Put(
-                space,
-                _key("c", ns, cid),
-                {
-                    "checkpoint": _pack(self.serde.dumps_typed(copy)),
-                    "metadata": _pack(self.serde.dumps_typed(full)),
-                    "parent": config["configurable"].get("checkpoint_id"),
-                    "run_id": full.get("run_id") if isinstance(full.get("run_id"), str) else None,
-                },
-            )
-        )
+        entry: dict[str, Any] = {
+            "checkpoint": _pack(self.serde.dumps_typed(copy)),
+            "metadata": _pack(self.serde.dumps_typed(full)),
+            "parent": config["configurable"].get("checkpoint_id"),
+            "run_id": full.get("run_id") if isinstance(full.get("run_id"), str) else None,
+        }
+        ops.append(Put(space, _key("c", ns, cid), entry))
         head = await self._store.get_metadata(space, _key("h", ns))
         newest = head is None or str(head.get("id", "")) <= cid
         if newest:
-            ops.append(Put(space, _key("h", ns), {"id": cid}))
+            ops.append(Put(space, _key("h", ns), _head(cid, entry, checkpoint, written, head)))
+        elif head is not None and _rewrites(head, written):
+            # An older checkpoint rewrote a blob the head carries: the head follows it.
+            carried = dict(head.get("values") or {})
+            for ch, (version, packed) in written.items():
+                if isinstance(carried.get(ch), list) and carried[ch][0] == version:
+                    carried[ch] = [version, packed]
+            ops.append(Put(space, _key("h", ns), {**head, "values": carried}))
         ops.append(Put(THREADS, thread_id, {"namespace": space}))
         channel = self.messages_channel
         if channel is not None and ns == "" and newest and channel in new_versions:
