@@ -88,16 +88,17 @@ def digest(message: BaseMessage) -> str:
     return hashlib.sha256(form.encode("utf-8")).hexdigest()[:20]
 
 
-def to_aalis(message: BaseMessage) -> Message:
+def to_aalis(message: BaseMessage, platform: str = PLATFORM) -> Message:
     """The Aalis message to store for ``message`` (no id, no timestamp: the mirror sets
-    them). Raises ``TypeError`` for what is not JSON (a message must be storable whole)."""
+    them; ``platform`` is its ``metadata["platform"]``). Raises ``TypeError`` for what is
+    not JSON (a message must be storable whole)."""
     form = message_to_dict(message)
     data = dict(form["data"])
     if isinstance(message.content, str):
         del data["content"]
     data.pop("id", None)  # lives in Message.id, and the mirror's record
     metadata: dict[str, Any] = {
-        "platform": PLATFORM,
+        "platform": platform,
         LANGCHAIN_KEY: json.loads(json.dumps({"type": form["type"], "data": data})),
     }
     text = _text_of(message.content)

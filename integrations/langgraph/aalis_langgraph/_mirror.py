@@ -19,12 +19,12 @@ from collections.abc import Sequence
 from typing import Any
 
 from aalis_agent import save_conversation
-from aalis_api_memory import MemoryService, MessagesById, supports
+from aalis_api_memory import MemoryService, MessagesById, Person, supports
 from aalis_schema_message import Message, new_message_id
 from langchain_core.messages import BaseMessage, convert_to_messages
 
 from aalis_langgraph._layout import MIRROR_KEY
-from aalis_langgraph._messages import digest, to_aalis, usable_id
+from aalis_langgraph._messages import PLATFORM, digest, to_aalis, usable_id
 
 _log = logging.getLogger("aalis_langgraph")
 
@@ -62,8 +62,20 @@ def _keys(messages: Sequence[BaseMessage]) -> list[str]:
     return keys
 
 
-async def mirror(memory: MemoryService, host: Any, session_id: str, space: str, value: Any) -> None:
-    """Bring ``session_id``'s history to the graph messages ``value`` (see the module)."""
+async def mirror(
+    memory: MemoryService,
+    host: Any,
+    session_id: str,
+    space: str,
+    value: Any,
+    person: Person | None = None,
+    platform: str = PLATFORM,
+) -> None:
+    """Bring ``session_id``'s history to the graph messages ``value`` (see the module).
+
+    ``person`` is who speaks in the thread: stamped on every user message saved, so the
+    session is that person's for recall's ``user`` scope and for forgetting them; the
+    record keeps it for the saves that have no config (``copy_thread``, ``prune``)."""
     messages = graph_messages(value)
     if messages is None:
         _log.warning(
@@ -85,7 +97,14 @@ async def mirror(memory: MemoryService, host: Any, session_id: str, space: str, 
         return
     # Everything is converted before anything is written: a message Aalis cannot store
     # (not JSON) raises here and the history stays as it was.
-    converted = {key: to_aalis(current[key]) for key in fresh + changed}
+    if person is None:
+        person = _recorded_person(record)
+    platform = person.platform if person is not None else platform
+    converted = {key: to_aalis(current[key], platform) for key in fresh + changed}
+    if person is not None:
+        converted = {
+            key: person.stamp(m) if m.role == "user" else m for key, m in converted.items()
+        }
     taken = await _taken(memory, [usable_id(current[k].id) for k in fresh])
     if gone or changed:
         await _delete(memory, host, session_id, [rows[k] for k in gone + changed])
@@ -108,7 +127,18 @@ async def mirror(memory: MemoryService, host: Any, session_id: str, space: str, 
     saved = await save_conversation(memory, session_id, [m for _, m in outgoing], host=host)
     for (key, _), stored in zip(outgoing, saved, strict=False):
         rows[key] = {"id": stored.id, "digest": digests[key], "ts": stored.timestamp}
-    await memory.save_metadata(space, MIRROR_KEY, {"messages": rows})
+    kept: dict[str, Any] = {"messages": rows}
+    if person is not None:
+        kept["person"] = [person.platform, person.user_id]
+    await memory.save_metadata(space, MIRROR_KEY, kept)
+
+
+def _recorded_person(record: dict[str, Any]) -> Person | None:
+    """The person a mirror record names (None when it names none, or a broken one)."""
+    value = record.get("person")
+    if not isinstance(value, list) or len(value) != 2:
+        return None
+    return Person.from_metadata({"platform": value[0], "user_id": value[1]})
 
 
 async def _taken(memory: MemoryService, ids: Sequence[str | None]) -> dict[str, tuple[str, int]]:

@@ -23,8 +23,6 @@ Namespace ``langgraph-threads`` lists the threads (for ``list(None)``, ``delete_
 from __future__ import annotations
 
 import asyncio
-import base64
-import json
 import random
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from typing import Any, TypeVar, cast
@@ -33,6 +31,7 @@ from aalis_agent import host_and_bridge, run_clear
 from aalis_api_memory import (
     Delete,
     MemoryService,
+    Person,
     Put,
     check_session_id,
     memory as memory_capability,
@@ -51,67 +50,20 @@ from langgraph.checkpoint.base import (
 )
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
+from aalis_langgraph._entries import (
+    Entries,
+    head_entry as _head,
+    pack as _pack,
+    parts as _parts,
+    rewrites as _rewrites,
+    thread_of as _thread,
+    unpack as _unpack,
+)
 from aalis_langgraph._layout import MIRROR_KEY, THREADS, entry_key as _key, thread_namespace
+from aalis_langgraph._messages import PLATFORM
 from aalis_langgraph._mirror import mirror
 
 T = TypeVar("T")
-
-Entries = dict[tuple[Any, ...], dict[str, Any]]
-
-
-def _parts(key: str) -> tuple[Any, ...]:
-    try:
-        value = json.loads(key)
-    except ValueError:
-        return ()
-    return tuple(value) if isinstance(value, list) else ()
-
-
-def _pack(typed: tuple[str, bytes]) -> list[str]:
-    return [typed[0], base64.b64encode(typed[1]).decode("ascii")]
-
-
-def _unpack(packed: Any) -> tuple[str, bytes]:
-    return str(packed[0]), base64.b64decode(packed[1])
-
-
-def _thread(config: RunnableConfig) -> str:
-    thread_id = config.get("configurable", {}).get("thread_id")
-    if thread_id is None or thread_id == "":
-        raise ValueError("the config must name a thread: config['configurable']['thread_id']")
-    return str(thread_id)
-
-
-def _head(
-    cid: str,
-    entry: dict[str, Any],
-    checkpoint: Checkpoint,
-    written: dict[str, tuple[Any, Any]],
-    previous: dict[str, Any] | None,
-) -> dict[str, Any]:
-    """The head of a namespace: the newest checkpoint's id, its entry, and for each channel
-    it reads the version and packed value, so reading the latest state takes no blob read.
-
-    ``written`` is this put's blobs (``channel -> (version, packed or None)``); a channel
-    this put did not write keeps what the previous head knew of it at the same version. A
-    channel known at neither is left out and read from its blob (``_get_tuple``)."""
-    before = (previous or {}).get("values") or {}
-    known: dict[str, list[Any]] = {}
-    for channel, version in checkpoint.get("channel_versions", {}).items():
-        if channel in written and written[channel][0] == version:
-            known[channel] = [version, written[channel][1]]
-        elif isinstance(before.get(channel), list) and before[channel][0] == version:
-            known[channel] = before[channel]
-    return {"id": cid, "entry": entry, "values": known}
-
-
-def _rewrites(head: dict[str, Any], written: dict[str, tuple[Any, Any]]) -> bool:
-    """Whether this put writes a blob the head carries (same channel, same version)."""
-    carried = head.get("values") or {}
-    return any(
-        isinstance(carried.get(ch), list) and carried[ch][0] == version
-        for ch, (version, _packed) in written.items()
-    )
 
 
 class AalisSaver(BaseCheckpointSaver[str]):
@@ -121,6 +73,10 @@ class AalisSaver(BaseCheckpointSaver[str]):
     ``aalis_agent.SyncHost`` (both sides); ``memory`` a handle to pin a consumer.
     ``messages`` names the channel whose messages are kept as the history of the session
     named by the thread id (``"messages"``, MessagesState's; None keeps no history).
+    ``platform`` and ``user_id`` name the person who speaks in the threads; a run's
+    ``config["configurable"]["user_id"]`` (and ``["platform"]``) names it per thread and
+    wins. The person is stamped on the user messages of the history, which is what
+    recall's ``user`` scope and ``aalis forget --person`` go by (docs/host/privacy.md).
     """
 
     def __init__(
@@ -130,8 +86,13 @@ class AalisSaver(BaseCheckpointSaver[str]):
         memory: Any = None,
         serde: SerializerProtocol | None = None,
         messages: str | None = "messages",
+        platform: str = PLATFORM,
+        user_id: str | None = None,
     ) -> None:
         super().__init__(serde=serde)
+        self.platform = platform
+        self.user_id = user_id
+        self._person(None)  # a bad default is refused here, not at the first put
         if messages is not None and (not isinstance(messages, str) or not messages):
             raise ValueError(f"messages must name a channel or be None, got {messages!r}")
         self.messages_channel = messages
@@ -144,6 +105,24 @@ class AalisSaver(BaseCheckpointSaver[str]):
     @property
     def _store(self) -> MemoryService:
         return cast("MemoryService", self._memory.use)
+
+    def _person(self, config: RunnableConfig | None) -> Person | None:
+        """Who speaks in the thread ``config`` runs: its ``user_id``/``platform``
+        (configurable), else the saver's; None when no user id is known. A malformed one
+        is a ``ValueError`` before anything is written."""
+        configurable = (config or {}).get("configurable") or {}
+        user_id = configurable.get("user_id", self.user_id)
+        platform = configurable.get("platform", self.platform)
+        if user_id is None:
+            return None
+        if isinstance(user_id, int) and not isinstance(user_id, bool):
+            user_id = str(user_id)  # chat platforms' numeric ids
+        if not isinstance(user_id, str) or not isinstance(platform, str):
+            raise ValueError(
+                f"the person is (platform, user_id), two strings: got platform={platform!r}, "
+                f"user_id={user_id!r} (config['configurable'] or AalisSaver(...))"
+            )
+        return Person(platform, user_id)
 
     def _sync(self, make: Callable[[], Awaitable[T]]) -> T:
         return self._bridge.call_sync(make)
@@ -285,6 +264,7 @@ class AalisSaver(BaseCheckpointSaver[str]):
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
         thread_id = _thread(config)
+        person = self._person(config)  # a malformed one fails the put before any write
         ns = str(config["configurable"].get("checkpoint_ns", ""))
         space = thread_namespace(thread_id)
         copy = dict(checkpoint)
@@ -324,7 +304,15 @@ class AalisSaver(BaseCheckpointSaver[str]):
         channel = self.messages_channel
         if channel is not None and ns == "" and newest and channel in new_versions:
             # Before the checkpoint: a message Aalis cannot store fails the put whole.
-            await mirror(self._store, self._host, thread_id, space, values.get(channel))
+            await mirror(
+                self._store,
+                self._host,
+                thread_id,
+                space,
+                values.get(channel),
+                person,
+                self.platform,
+            )
         await self._store.commit_metadata(ops)
         return {"configurable": {"thread_id": thread_id, "checkpoint_ns": ns, "checkpoint_id": cid}}
 
@@ -336,6 +324,7 @@ class AalisSaver(BaseCheckpointSaver[str]):
         task_path: str,
     ) -> None:
         thread_id = _thread(config)
+        self._person(config)  # as in ``_put``: a malformed person writes nothing
         ns = str(config["configurable"].get("checkpoint_ns", ""))
         cid = str(config["configurable"]["checkpoint_id"])
         space, key = thread_namespace(thread_id), _key("w", ns, cid)
@@ -385,7 +374,8 @@ class AalisSaver(BaseCheckpointSaver[str]):
         if found is None and await self._store.get_metadata(space, MIRROR_KEY) is None:
             return
         value = found.checkpoint["channel_values"].get(channel) if found is not None else []
-        await mirror(self._store, self._host, thread_id, space, value)
+        # No run config here: the person is the one the thread's record names (``mirror``).
+        await mirror(self._store, self._host, thread_id, space, value, None, self.platform)
 
     async def _delete_for_runs(self, run_ids: Sequence[str]) -> None:
         wanted = {str(r) for r in run_ids}
@@ -445,6 +435,10 @@ class AalisSaver(BaseCheckpointSaver[str]):
             Put(space, _key(*p), data) for p, data in entries.items() if p != ("m",)
         ]
         ops.append(Put(THREADS, str(target), {"namespace": space}))
+        speaker = entries.get(("m",), {}).get("person")
+        if speaker and await self._store.get_metadata(space, MIRROR_KEY) is None:
+            # The copy is the same person's conversation: its user messages carry them too.
+            ops.append(Put(space, MIRROR_KEY, {"messages": {}, "person": speaker}))
         await self._store.commit_metadata(ops)
         await self._remirror(str(target))
 
