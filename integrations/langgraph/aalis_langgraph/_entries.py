@@ -11,6 +11,10 @@ from typing import Any
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import Checkpoint
 
+#: The largest channel value (base64 characters) the head carries; a larger one is read
+#: from its blob (see ``head_entry``).
+HEAD_INLINE_MAX = 16 * 1024
+
 #: A thread's entries by their parsed key.
 Entries = dict[tuple[Any, ...], dict[str, Any]]
 
@@ -45,17 +49,22 @@ def head_entry(
     written: dict[str, tuple[Any, Any]],
     previous: dict[str, Any] | None,
 ) -> dict[str, Any]:
-    """The head of a namespace: the newest checkpoint's id, its entry, and for each channel
-    it reads the version and packed value, so reading the latest state takes no blob read.
+    """The head of a namespace: the newest checkpoint's id, its entry, and for each small
+    channel it reads the version and packed value, so reading the latest state takes no
+    read per channel.
 
     ``written`` is this put's blobs (``channel -> (version, packed or None)``); a channel
     this put did not write keeps what the previous head knew of it at the same version. A
-    channel known at neither is left out and read from its blob (``_get_tuple``)."""
+    channel known at neither, or larger than ``HEAD_INLINE_MAX``, is left out and read
+    from its blob (``_get_tuple``): a big value (a long ``messages`` list) is written
+    once per checkpoint, not twice, and one more read costs little beside decoding it."""
     before = (previous or {}).get("values") or {}
     known: dict[str, list[Any]] = {}
     for channel, version in checkpoint.get("channel_versions", {}).items():
         if channel in written and written[channel][0] == version:
-            known[channel] = [version, written[channel][1]]
+            packed = written[channel][1]
+            if packed is None or len(packed[1]) <= HEAD_INLINE_MAX:
+                known[channel] = [version, packed]
         elif isinstance(before.get(channel), list) and before[channel][0] == version:
             known[channel] = before[channel]
     return {"id": cid, "entry": entry, "values": known}

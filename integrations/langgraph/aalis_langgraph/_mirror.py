@@ -24,12 +24,30 @@ from aalis_schema_message import Message, new_message_id
 from langchain_core.messages import BaseMessage, convert_to_messages
 
 from aalis_langgraph._layout import MIRROR_KEY
-from aalis_langgraph._messages import PLATFORM, digest, to_aalis, usable_id
+from aalis_langgraph._messages import PLATFORM, digest, fingerprint, to_aalis, usable_id
 
 _log = logging.getLogger("aalis_langgraph")
 
-#: One record row: the Aalis id, the digest of the graph's message, its stored timestamp.
+#: One record row, as read: the Aalis id (``id``), the stored timestamp (``ts``) and the
+#: graph message's ``fp`` (its ``fingerprint``) or, in a record written before those,
+#: ``digest``. Written as the compact list ``[id, fp, ts]`` (the record is rewritten at
+#: every checkpoint that changed the messages, one row per message).
 Row = dict[str, Any]
+
+
+def _row(value: Any) -> Row | None:
+    if isinstance(value, list) and len(value) == 3:
+        return {"id": value[0], "fp": value[1], "ts": value[2]}
+    if isinstance(value, dict) and "id" in value:
+        return dict(value)
+    return None
+
+
+def _same(row: Row, message: BaseMessage, fp: str) -> bool:
+    """Whether ``message`` is still the message ``row`` was saved from."""
+    if "fp" in row:
+        return bool(row["fp"] == fp)
+    return bool(row.get("digest") == digest(message))  # an older record's row
 
 
 def graph_messages(value: Any) -> list[BaseMessage] | None:
@@ -86,14 +104,22 @@ async def mirror(
         )
         return
     record = await memory.get_metadata(space, MIRROR_KEY) or {}
-    rows: dict[str, Row] = dict(record.get("messages") or {})
+    rows: dict[str, Row] = {
+        k: row for k, v in (record.get("messages") or {}).items() if (row := _row(v)) is not None
+    }
     keys = _keys(messages)
     current = dict(zip(keys, messages, strict=True))
-    digests = {key: digest(m) for key, m in current.items()}
+    digests = {key: fingerprint(m) for key, m in current.items()}
     gone = [key for key in rows if key not in current]
-    changed = [key for key in rows if key in current and rows[key]["digest"] != digests[key]]
+    changed = [
+        key for key in rows if key in current and not _same(rows[key], current[key], digests[key])
+    ]
+    upgraded = any("fp" not in row for row in rows.values())
+    for key in rows:
+        if key in current:
+            rows[key]["fp"] = digests[key]
     fresh = [key for key in keys if key not in rows]
-    if not fresh and not changed and not gone:
+    if not fresh and not changed and not gone and not upgraded:
         return
     # Everything is converted before anything is written: a message Aalis cannot store
     # (not JSON) raises here and the history stays as it was.
@@ -120,14 +146,18 @@ async def mirror(
             owner = taken.get(wanted) if wanted else None
             if owner is not None and owner[0] == session_id:
                 # Saved before a crash that lost the record: it is there, keep it.
-                rows[key] = {"id": wanted, "digest": digests[key], "ts": owner[1]}
+                rows[key] = {"id": wanted, "fp": digests[key], "ts": owner[1]}
                 continue
             ident = wanted if wanted is not None and owner is None else new_message_id()
             outgoing.append((key, converted[key].with_id(ident)))
-    saved = await save_conversation(memory, session_id, [m for _, m in outgoing], host=host)
+    saved = (
+        await save_conversation(memory, session_id, [m for _, m in outgoing], host=host)
+        if outgoing
+        else []
+    )
     for (key, _), stored in zip(outgoing, saved, strict=False):
-        rows[key] = {"id": stored.id, "digest": digests[key], "ts": stored.timestamp}
-    kept: dict[str, Any] = {"messages": rows}
+        rows[key] = {"id": stored.id, "fp": digests[key], "ts": stored.timestamp}
+    kept: dict[str, Any] = {"messages": {k: [r["id"], r["fp"], r["ts"]] for k, r in rows.items()}}
     if person is not None:
         kept["person"] = [person.platform, person.user_id]
     await memory.save_metadata(space, MIRROR_KEY, kept)

@@ -104,3 +104,27 @@ def _providers() -> list[object]:
     from aalis_plugin_memory_sqlite import MemorySqlite
 
     return [MemorySqlite()]
+
+
+async def test_a_large_channel_is_written_once_and_read_from_its_blob(tmp_path: Path) -> None:
+    config = {
+        "host": {"data_dir": str(tmp_path / "data")},
+        "capabilities": {"memory": {"provider": "memory-sqlite"}},
+    }
+    async with Host(config, discover=False, plugins=_providers()) as host:
+        store = host.capability(memory).use
+        counting = _Counting(store)
+        saver = AalisSaver(host, memory=_Handle(counting))
+        graph = _graph(saver, 2)
+        thread = {"configurable": {"thread_id": "t"}}
+        long_text = "a long question " * 2_000  # ~32 kB: past what the head carries
+        await graph.ainvoke({"messages": [HumanMessage(long_text)]}, thread)
+        head = await store.get_metadata("langgraph:t", '["h",""]')
+        assert head is not None
+        assert "messages" not in head["values"]  # the big value is in its blob only
+        assert {"step", "note"} <= set(head["values"])  # the small ones ride along
+        counting.reads = 0
+        latest = await saver.aget_tuple(thread)
+        assert counting.reads == 3  # head, the messages blob, the writes
+        assert latest is not None
+        assert latest.checkpoint["channel_values"]["messages"][0].content == long_text
