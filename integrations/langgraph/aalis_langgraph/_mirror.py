@@ -19,7 +19,14 @@ from collections.abc import Sequence
 from typing import Any
 
 from aalis_agent import save_conversation
-from aalis_api_memory import MemoryService, MessagesById, Person, supports
+from aalis_api_memory import (
+    CompressionUsage,
+    FullHistory,
+    MemoryService,
+    MessagesById,
+    Person,
+    supports,
+)
 from aalis_schema_message import Message, new_message_id
 from langchain_core.messages import BaseMessage, convert_to_messages
 
@@ -161,6 +168,24 @@ async def mirror(
     if person is not None:
         kept["person"] = [person.platform, person.user_id]
     await memory.save_metadata(space, MIRROR_KEY, kept)
+    if saved:
+        await _report_count(memory, host, session_id, platform)
+
+
+async def _report_count(memory: MemoryService, host: Any, session_id: str, platform: str) -> None:
+    """Tell the compression provider how long the session is now (``token_usage`` with
+    the message count and no token figures, as aalis-openai-agents does), so its count
+    line (memory-summary's ``history_limit``) compresses a long thread's history in the
+    background. The saver sees no model call's context window, so it claims no tokens."""
+    if not supports(memory, FullHistory, "count_history"):
+        return
+    count = int(await memory.count_history(session_id))
+    usage = CompressionUsage(
+        used=0, context_window=1, token_budget=1, compressible=0, history_messages=count
+    )
+    # ValueError: no loaded contract declares the event, so nobody listens.
+    with contextlib.suppress(ValueError):
+        await host.emit("token_usage", session_id=session_id, platform=platform, usage=usage)
 
 
 def _recorded_person(record: dict[str, Any]) -> Person | None:
