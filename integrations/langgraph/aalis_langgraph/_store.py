@@ -245,7 +245,7 @@ class AalisStore(BaseStore):
         text: str,
         namespaces: list[tuple[str, ...]],
         keep: Any,
-    ) -> list[tuple[tuple[str, ...], str, dict[str, Any], float]]:
+    ) -> list[tuple[tuple[str, ...], str, dict[str, Any], float | None]]:
         """The host's vector store answers, scoped to the namespaces under the prefix;
         a namespace whose vectors are missing is re-indexed first (``_store_index.py``)."""
         query = await embedder.embed_query(text)
@@ -257,7 +257,21 @@ class AalisStore(BaseStore):
             return await self._store.get_metadata(store_namespace(namespace), key)
 
         found = await self._index.search(list(spaces), query, op.offset + op.limit, read, keep)
-        return found[op.offset :]
+        scored: list[tuple[tuple[str, ...], str, dict[str, Any], float | None]] = list(
+            found[op.offset :]
+        )
+        if len(found) < op.offset + op.limit:
+            # The scope ran out of vectors: as LangGraph's InMemoryStore does, the rest of
+            # the page is items with nothing indexed (``index=False``), newest first.
+            unindexed = [
+                (ns, item.key, item.data, None)
+                for ns in namespaces
+                for item in await self._store.list_metadata(store_namespace(ns))
+                if not item.data.get("indexed") and keep(item.data)
+            ]
+            unindexed.sort(key=lambda row: -int(row[2]["updated_at"]))
+            scored.extend(unindexed[: op.limit - len(scored)])
+        return scored
 
     async def _scan_search(
         self, op: SearchOp, namespaces: list[tuple[str, ...]], keep: Any

@@ -140,10 +140,10 @@ class StoreIndex:
             return
         embedder, store = found
         space = self._space_of(namespace)
-        vectors = await embedder.embed_documents(list(texts)) if texts else []
-        records = self._records(embedder, namespace, key, texts, vectors, updated_at)
-        marker_vector = vectors[0] if vectors else await embedder.embed_query(TAG)
-        await store.upsert([*records, self._marker(embedder, space, marker_vector)])
+        if texts:  # an item without texts (``index=False``) costs no embedding
+            vectors = await embedder.embed_documents(list(texts))
+            records = self._records(embedder, namespace, key, texts, vectors, updated_at)
+            await store.upsert([*records, self._marker(embedder, space, vectors[0])])
         if old_count > len(texts):
             await store.delete(
                 space, [record_id(namespace, key, n) for n in range(len(texts), old_count)]

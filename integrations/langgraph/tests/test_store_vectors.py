@@ -207,3 +207,19 @@ async def test_without_an_embedder_a_query_is_ignored_and_said_so(
         assert [h.key for h in hits] == ["new", "old"]  # newest first, as without a query
         assert all(h.score is None for h in hits)
         assert sum("query` is ignored" in r.getMessage() for r in caplog.records) == 1
+
+
+async def test_an_item_put_with_index_false_is_stored_and_not_embedded(host: Host) -> None:
+    store = AalisStore(host, index={"fields": ["text"]})
+    await store.aput(ADA, "a1", {"text": "passport number X1234567"})
+    await store.aput(ADA, "secret", {"text": "passport number hidden"}, index=False)
+    assert len(await _ids(host, ADA)) == 2  # a1's vector and the marker
+    # As in LangGraph's InMemoryStore: scored items first, then unindexed ones fill the page.
+    hits = await store.asearch(ADA, query="passport number")
+    assert [(h.key, h.score is None) for h in hits] == [("a1", False), ("secret", True)]
+    assert [h.key for h in await store.asearch(ADA, query="passport number", limit=1)] == ["a1"]
+    # An indexed item made unindexed loses its vector.
+    await store.aput(ADA, "a1", {"text": "passport number X1234567"}, index=False)
+    assert len(await _ids(host, ADA)) == 1
+    hits = await store.asearch(ADA, query="passport number")
+    assert [(h.key, h.score) for h in hits] == [("a1", None), ("secret", None)]
