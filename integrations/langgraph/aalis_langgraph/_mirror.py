@@ -179,6 +179,11 @@ async def _report_count(memory: MemoryService, host: Any, session_id: str, platf
     background. The saver sees no model call's context window, so it claims no tokens."""
     if not supports(memory, FullHistory, "count_history"):
         return
+    try:
+        if not host.hook_impls("token_usage"):
+            return  # nobody listens (no compression provider): no count to take
+    except ValueError:  # no loaded contract declares the event
+        return
     count = int(await memory.count_history(session_id))
     usage = CompressionUsage(
         used=0, context_window=1, token_budget=1, compressible=0, history_messages=count
