@@ -5,11 +5,14 @@
   N items: what an agent with ``SessionSettings(limit=50)`` reads every turn.
 - ``AalisSaver.aget_tuple`` of the newest checkpoint (memory-sqlite's metadata store)
   beside LangGraph's ``AsyncSqliteSaver`` on one thread of N checkpoints: what every graph
-  invocation reads first.
+  invocation reads first; and ``aput`` per checkpoint, both sides, timed during the fill
+  (the median of its last tenth: what a thread of N checkpoints pays for the next one),
+  with and without the copy of the messages into the session's history (``messages=None``).
 
 Targets (issue 25, docs/performance.md): at most 1.2x the built-in at every size, and flat
 as the session or thread grows. Run ``.venv/bin/python benchmarks/agents_vs_builtins.py``
-(``--quick`` for the smoke test's small sizes). Needs the integrations' test extras and
+(``--quick`` for the smoke test's small sizes; ``--only savers`` or ``--only sessions``
+for one adapter's part). Needs the integrations' test extras and
 ``langgraph-checkpoint-sqlite``.
 """
 
@@ -17,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 import uuid
 from pathlib import Path
 from typing import Any
@@ -31,6 +35,7 @@ from _harness import (
     ratio,
     run,
     scratch_dir,
+    summarise,
 )
 
 NAME = "agents_vs_builtins"
@@ -110,25 +115,39 @@ def _checkpoint(i: int, parent: str | None) -> tuple[dict[str, Any], str]:
     return cp, cp["id"]
 
 
-async def savers(report: Report, sizes: list[int], work: Path, rounds: int) -> list[list[Any]]:
+async def savers(
+    report: Report, sizes: list[int], work: Path, rounds: int
+) -> tuple[list[list[Any]], list[list[Any]]]:
     from aalis_langgraph import AalisSaver
     from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
     rows: list[list[Any]] = []
+    put_rows: list[list[Any]] = []
+    clock = time.perf_counter_ns
     for n in sizes:
         host = await _host(work / f"saver-{n}")
         ours = AalisSaver(host)
+        # The same saver without the history copy (``messages=None``), on its own thread:
+        # what the copy into ``aalis history`` costs per checkpoint.
+        plain = AalisSaver(host, messages=None)
+        # Every put timed, all sides alternating: the fill is the put benchmark. The last
+        # tenth of the fill is what a thread of n checkpoints pays per new checkpoint.
+        put_ns: dict[str, list[int]] = {"AalisSaver": [], "AsyncSqliteSaver": [], "plain": []}
         async with AsyncSqliteSaver.from_conn_string(str(work / f"lg-{n}.db")) as theirs:
             parent: str | None = None
             for i in range(n):
                 cp, cid = _checkpoint(i, parent)
-                for saver in (ours, theirs):
+                sides = (("AalisSaver", ours), ("AsyncSqliteSaver", theirs), ("plain", plain))
+                for name, saver in sides:
+                    thread = "p" if name == "plain" else "t"
                     config: dict[str, Any] = {
-                        "configurable": {"thread_id": "t", "checkpoint_ns": ""}
+                        "configurable": {"thread_id": thread, "checkpoint_ns": ""}
                     }
                     if parent:
                         config["configurable"]["checkpoint_id"] = parent
+                    start = clock()
                     await saver.aput(config, cp, {"step": i}, dict(cp["channel_versions"]))
+                    put_ns[name].append(clock() - start)
                 parent = cid
             latest = {"configurable": {"thread_id": "t", "checkpoint_ns": ""}}
             a_tuple, b_tuple = await ours.aget_tuple(latest), await theirs.aget_tuple(latest)
@@ -157,34 +176,82 @@ async def savers(report: Report, sizes: list[int], work: Path, rounds: int) -> l
             None if r is None else r <= TARGET,
         )
         rows.append([n, a, b, r])
-    return rows
+        tail = max(n // 10, 1)
+        pa = summarise(put_ns["AalisSaver"][-tail:])["median_us"]
+        pb = summarise(put_ns["AsyncSqliteSaver"][-tail:])["median_us"]
+        pp = summarise(put_ns["plain"][-tail:])["median_us"]
+        pr, ppr = ratio(pa, pb), ratio(pp, pb)
+        report.row(case="aput (last tenth)", checkpoints=n, aalis_us=pa, builtin_us=pb, ratio=pr)
+        report.row(
+            case="aput, messages=None (last tenth)",
+            checkpoints=n,
+            aalis_us=pp,
+            builtin_us=pb,
+            ratio=ppr,
+        )
+        report.ratio(f"put_{n}", pr)
+        report.ratio(f"put_plain_{n}", ppr)
+        put_rows.append([n, pa, pp, pb, pr, ppr])
+    return rows, put_rows
 
 
 async def main(args: argparse.Namespace) -> None:
     session_sizes = [200, 1000] if args.quick else [10_000, 100_000]
-    saver_sizes = [50, 200] if args.quick else [1_000, 10_000]
+    saver_sizes = [50, 200] if args.quick else [10_000, 100_000]
     rounds = 3 if args.quick else 15
+    parts = [args.only] if args.only else ["sessions", "savers"]
     report = Report(
-        NAME, args, {"session_sizes": session_sizes, "saver_sizes": saver_sizes, "rounds": rounds}
+        NAME,
+        args,
+        {
+            "session_sizes": session_sizes,
+            "saver_sizes": saver_sizes,
+            "rounds": rounds,
+            "parts": parts,
+        },
     )
     with scratch_dir("agents") as work:
-        rows = await sessions(report, session_sizes, work, rounds)
-        print_table(
-            "get_items(limit=50), median us",
-            ["items", "AalisSession", "SQLiteSession", "ratio"],
-            rows,
-        )
-        rows = await savers(report, saver_sizes, work, rounds)
-        print_table(
-            "aget_tuple(latest), median us",
-            ["checkpoints", "AalisSaver", "AsyncSqliteSaver", "ratio"],
-            rows,
-        )
+        if "sessions" in parts:
+            rows = await sessions(report, session_sizes, work, rounds)
+            print_table(
+                "get_items(limit=50), median us",
+                ["items", "AalisSession", "SQLiteSession", "ratio"],
+                rows,
+            )
+        if "savers" in parts:
+            rows, put_rows = await savers(report, saver_sizes, work, rounds)
+            print_table(
+                "aget_tuple(latest), median us",
+                ["checkpoints", "AalisSaver", "AsyncSqliteSaver", "ratio"],
+                rows,
+            )
+            print_table(
+                "aput, median us over the last tenth of the fill",
+                [
+                    "checkpoints",
+                    "AalisSaver",
+                    "messages=None",
+                    "AsyncSqliteSaver",
+                    "ratio",
+                    "ratio None",
+                ],
+                put_rows,
+            )
     report.note(
         "SQLiteSession and AsyncSqliteSaver on files in the same scratch directory as memory-sqlite"
     )
     report.finish()
 
 
+def _args(argv: list[str]) -> argparse.Namespace:
+    """The harness's options, plus ``--only sessions|savers`` (one adapter's part)."""
+    only = argparse.ArgumentParser(add_help=False)
+    only.add_argument("--only", choices=["sessions", "savers"], default=None)
+    known, rest = only.parse_known_args(argv)
+    args = parse_args(NAME, __doc__ or NAME, rest)
+    args.only = known.only
+    return args
+
+
 if __name__ == "__main__":
-    run(main, parse_args(NAME, __doc__ or NAME))
+    run(main, _args(sys.argv[1:]))

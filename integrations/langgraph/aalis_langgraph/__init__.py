@@ -5,6 +5,11 @@
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from aalis_langgraph._clearing import LangGraphThreads as LangGraphThreads
+    from aalis_langgraph._context import (
+        CONTEXT_KEY as CONTEXT_KEY,
+        amemory_context as amemory_context,
+        memory_context as memory_context,
+    )
     from aalis_langgraph._layout import (
         PREFIX as PREFIX,
         THREADS as THREADS,
@@ -20,6 +25,7 @@ if TYPE_CHECKING:
 #: Where each public name lives: its module is imported the first time one is used.
 _MODULES: dict[str, str] = {
     "aalis_langgraph._clearing": "LangGraphThreads",
+    "aalis_langgraph._context": "CONTEXT_KEY amemory_context memory_context",
     "aalis_langgraph._layout": "PREFIX THREADS thread_namespace",
     "aalis_langgraph._saver": "AalisSaver",
     "aalis_langgraph._store": "AalisStore REGISTRY store_namespace",
@@ -27,12 +33,15 @@ _MODULES: dict[str, str] = {
 _EXPORTS = {name: module for module, names in _MODULES.items() for name in names.split()}
 
 __all__ = [
+    "CONTEXT_KEY",
     "PREFIX",
     "REGISTRY",
     "THREADS",
     "AalisSaver",
     "AalisStore",
     "LangGraphThreads",
+    "amemory_context",
+    "memory_context",
     "store_namespace",
     "thread_namespace",
 ]

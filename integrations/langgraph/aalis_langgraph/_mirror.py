@@ -19,17 +19,42 @@ from collections.abc import Sequence
 from typing import Any
 
 from aalis_agent import save_conversation
-from aalis_api_memory import MemoryService, MessagesById, supports
+from aalis_api_memory import (
+    CompressionUsage,
+    FullHistory,
+    MemoryService,
+    MessagesById,
+    Person,
+    supports,
+)
 from aalis_schema_message import Message, new_message_id
 from langchain_core.messages import BaseMessage, convert_to_messages
 
 from aalis_langgraph._layout import MIRROR_KEY
-from aalis_langgraph._messages import digest, to_aalis, usable_id
+from aalis_langgraph._messages import PLATFORM, digest, fingerprint, to_aalis, usable_id
 
 _log = logging.getLogger("aalis_langgraph")
 
-#: One record row: the Aalis id, the digest of the graph's message, its stored timestamp.
+#: One record row, as read: the Aalis id (``id``), the stored timestamp (``ts``) and the
+#: graph message's ``fp`` (its ``fingerprint``) or, in a record written before those,
+#: ``digest``. Written as the compact list ``[id, fp, ts]`` (the record is rewritten at
+#: every checkpoint that changed the messages, one row per message).
 Row = dict[str, Any]
+
+
+def _row(value: Any) -> Row | None:
+    if isinstance(value, list) and len(value) == 3:
+        return {"id": value[0], "fp": value[1], "ts": value[2]}
+    if isinstance(value, dict) and "id" in value:
+        return dict(value)
+    return None
+
+
+def _same(row: Row, message: BaseMessage, fp: str) -> bool:
+    """Whether ``message`` is still the message ``row`` was saved from."""
+    if "fp" in row:
+        return bool(row["fp"] == fp)
+    return bool(row.get("digest") == digest(message))  # an older record's row
 
 
 def graph_messages(value: Any) -> list[BaseMessage] | None:
@@ -62,8 +87,20 @@ def _keys(messages: Sequence[BaseMessage]) -> list[str]:
     return keys
 
 
-async def mirror(memory: MemoryService, host: Any, session_id: str, space: str, value: Any) -> None:
-    """Bring ``session_id``'s history to the graph messages ``value`` (see the module)."""
+async def mirror(
+    memory: MemoryService,
+    host: Any,
+    session_id: str,
+    space: str,
+    value: Any,
+    person: Person | None = None,
+    platform: str = PLATFORM,
+) -> None:
+    """Bring ``session_id``'s history to the graph messages ``value`` (see the module).
+
+    ``person`` is who speaks in the thread: stamped on every user message saved, so the
+    session is that person's for recall's ``user`` scope and for forgetting them; the
+    record keeps it for the saves that have no config (``copy_thread``, ``prune``)."""
     messages = graph_messages(value)
     if messages is None:
         _log.warning(
@@ -74,18 +111,33 @@ async def mirror(memory: MemoryService, host: Any, session_id: str, space: str, 
         )
         return
     record = await memory.get_metadata(space, MIRROR_KEY) or {}
-    rows: dict[str, Row] = dict(record.get("messages") or {})
+    rows: dict[str, Row] = {
+        k: row for k, v in (record.get("messages") or {}).items() if (row := _row(v)) is not None
+    }
     keys = _keys(messages)
     current = dict(zip(keys, messages, strict=True))
-    digests = {key: digest(m) for key, m in current.items()}
+    digests = {key: fingerprint(m) for key, m in current.items()}
     gone = [key for key in rows if key not in current]
-    changed = [key for key in rows if key in current and rows[key]["digest"] != digests[key]]
+    changed = [
+        key for key in rows if key in current and not _same(rows[key], current[key], digests[key])
+    ]
+    upgraded = any("fp" not in row for row in rows.values())
+    for key in rows:
+        if key in current:
+            rows[key]["fp"] = digests[key]
     fresh = [key for key in keys if key not in rows]
-    if not fresh and not changed and not gone:
+    if not fresh and not changed and not gone and not upgraded:
         return
     # Everything is converted before anything is written: a message Aalis cannot store
     # (not JSON) raises here and the history stays as it was.
-    converted = {key: to_aalis(current[key]) for key in fresh + changed}
+    if person is None:
+        person = _recorded_person(record)
+    platform = person.platform if person is not None else platform
+    converted = {key: to_aalis(current[key], platform) for key in fresh + changed}
+    if person is not None:
+        converted = {
+            key: person.stamp(m) if m.role == "user" else m for key, m in converted.items()
+        }
     taken = await _taken(memory, [usable_id(current[k].id) for k in fresh])
     if gone or changed:
         await _delete(memory, host, session_id, [rows[k] for k in gone + changed])
@@ -101,14 +153,52 @@ async def mirror(memory: MemoryService, host: Any, session_id: str, space: str, 
             owner = taken.get(wanted) if wanted else None
             if owner is not None and owner[0] == session_id:
                 # Saved before a crash that lost the record: it is there, keep it.
-                rows[key] = {"id": wanted, "digest": digests[key], "ts": owner[1]}
+                rows[key] = {"id": wanted, "fp": digests[key], "ts": owner[1]}
                 continue
             ident = wanted if wanted is not None and owner is None else new_message_id()
             outgoing.append((key, converted[key].with_id(ident)))
-    saved = await save_conversation(memory, session_id, [m for _, m in outgoing], host=host)
+    saved = (
+        await save_conversation(memory, session_id, [m for _, m in outgoing], host=host)
+        if outgoing
+        else []
+    )
     for (key, _), stored in zip(outgoing, saved, strict=False):
-        rows[key] = {"id": stored.id, "digest": digests[key], "ts": stored.timestamp}
-    await memory.save_metadata(space, MIRROR_KEY, {"messages": rows})
+        rows[key] = {"id": stored.id, "fp": digests[key], "ts": stored.timestamp}
+    kept: dict[str, Any] = {"messages": {k: [r["id"], r["fp"], r["ts"]] for k, r in rows.items()}}
+    if person is not None:
+        kept["person"] = [person.platform, person.user_id]
+    await memory.save_metadata(space, MIRROR_KEY, kept)
+    if saved:
+        await _report_count(memory, host, session_id, platform)
+
+
+async def _report_count(memory: MemoryService, host: Any, session_id: str, platform: str) -> None:
+    """Tell the compression provider how long the session is now (``token_usage`` with
+    the message count and no token figures, as aalis-openai-agents does), so its count
+    line (memory-summary's ``history_limit``) compresses a long thread's history in the
+    background. The saver sees no model call's context window, so it claims no tokens."""
+    if not supports(memory, FullHistory, "count_history"):
+        return
+    try:
+        if not host.hook_impls("token_usage"):
+            return  # nobody listens (no compression provider): no count to take
+    except ValueError:  # no loaded contract declares the event
+        return
+    count = int(await memory.count_history(session_id))
+    usage = CompressionUsage(
+        used=0, context_window=1, token_budget=1, compressible=0, history_messages=count
+    )
+    # ValueError: no loaded contract declares the event, so nobody listens.
+    with contextlib.suppress(ValueError):
+        await host.emit("token_usage", session_id=session_id, platform=platform, usage=usage)
+
+
+def _recorded_person(record: dict[str, Any]) -> Person | None:
+    """The person a mirror record names (None when it names none, or a broken one)."""
+    value = record.get("person")
+    if not isinstance(value, list) or len(value) != 2:
+        return None
+    return Person.from_metadata({"platform": value[0], "user_id": value[1]})
 
 
 async def _taken(memory: MemoryService, ids: Sequence[str | None]) -> dict[str, tuple[str, int]]:

@@ -23,8 +23,6 @@ Namespace ``langgraph-threads`` lists the threads (for ``list(None)``, ``delete_
 from __future__ import annotations
 
 import asyncio
-import base64
-import json
 import random
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from typing import Any, TypeVar, cast
@@ -33,6 +31,7 @@ from aalis_agent import host_and_bridge, run_clear
 from aalis_api_memory import (
     Delete,
     MemoryService,
+    Person,
     Put,
     check_session_id,
     memory as memory_capability,
@@ -51,35 +50,20 @@ from langgraph.checkpoint.base import (
 )
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
+from aalis_langgraph._entries import (
+    Entries,
+    head_entry as _head,
+    pack as _pack,
+    parts as _parts,
+    rewrites as _rewrites,
+    thread_of as _thread,
+    unpack as _unpack,
+)
 from aalis_langgraph._layout import MIRROR_KEY, THREADS, entry_key as _key, thread_namespace
+from aalis_langgraph._messages import PLATFORM
 from aalis_langgraph._mirror import mirror
 
 T = TypeVar("T")
-
-Entries = dict[tuple[Any, ...], dict[str, Any]]
-
-
-def _parts(key: str) -> tuple[Any, ...]:
-    try:
-        value = json.loads(key)
-    except ValueError:
-        return ()
-    return tuple(value) if isinstance(value, list) else ()
-
-
-def _pack(typed: tuple[str, bytes]) -> list[str]:
-    return [typed[0], base64.b64encode(typed[1]).decode("ascii")]
-
-
-def _unpack(packed: Any) -> tuple[str, bytes]:
-    return str(packed[0]), base64.b64decode(packed[1])
-
-
-def _thread(config: RunnableConfig) -> str:
-    thread_id = config.get("configurable", {}).get("thread_id")
-    if thread_id is None or thread_id == "":
-        raise ValueError("the config must name a thread: config['configurable']['thread_id']")
-    return str(thread_id)
 
 
 class AalisSaver(BaseCheckpointSaver[str]):
@@ -89,6 +73,10 @@ class AalisSaver(BaseCheckpointSaver[str]):
     ``aalis_agent.SyncHost`` (both sides); ``memory`` a handle to pin a consumer.
     ``messages`` names the channel whose messages are kept as the history of the session
     named by the thread id (``"messages"``, MessagesState's; None keeps no history).
+    ``platform`` and ``user_id`` name the person who speaks in the threads; a run's
+    ``config["configurable"]["user_id"]`` (and ``["platform"]``) names it per thread and
+    wins. The person is stamped on the user messages of the history, which is what
+    recall's ``user`` scope and ``aalis forget --person`` go by (docs/host/privacy.md).
     """
 
     def __init__(
@@ -98,8 +86,13 @@ class AalisSaver(BaseCheckpointSaver[str]):
         memory: Any = None,
         serde: SerializerProtocol | None = None,
         messages: str | None = "messages",
+        platform: str = PLATFORM,
+        user_id: str | None = None,
     ) -> None:
         super().__init__(serde=serde)
+        self.platform = platform
+        self.user_id = user_id
+        self._person(None)  # a bad default is refused here, not at the first put
         if messages is not None and (not isinstance(messages, str) or not messages):
             raise ValueError(f"messages must name a channel or be None, got {messages!r}")
         self.messages_channel = messages
@@ -112,6 +105,24 @@ class AalisSaver(BaseCheckpointSaver[str]):
     @property
     def _store(self) -> MemoryService:
         return cast("MemoryService", self._memory.use)
+
+    def _person(self, config: RunnableConfig | None) -> Person | None:
+        """Who speaks in the thread ``config`` runs: its ``user_id``/``platform``
+        (configurable), else the saver's; None when no user id is known. A malformed one
+        is a ``ValueError`` before anything is written."""
+        configurable = (config or {}).get("configurable") or {}
+        user_id = configurable.get("user_id", self.user_id)
+        platform = configurable.get("platform", self.platform)
+        if user_id is None:
+            return None
+        if isinstance(user_id, int) and not isinstance(user_id, bool):
+            user_id = str(user_id)  # chat platforms' numeric ids
+        if not isinstance(user_id, str) or not isinstance(platform, str):
+            raise ValueError(
+                f"the person is (platform, user_id), two strings: got platform={platform!r}, "
+                f"user_id={user_id!r} (config['configurable'] or AalisSaver(...))"
+            )
+        return Person(platform, user_id)
 
     def _sync(self, make: Callable[[], Awaitable[T]]) -> T:
         return self._bridge.call_sync(make)
@@ -175,18 +186,28 @@ class AalisSaver(BaseCheckpointSaver[str]):
         ns = str(config["configurable"].get("checkpoint_ns", ""))
         space = thread_namespace(thread_id)
         cid = get_checkpoint_id(config)
+        entry: dict[str, Any] | None = None
+        known: dict[str, Any] = {}
         if cid is None:
             head = await self._store.get_metadata(space, _key("h", ns))
             if head is None:
                 return None
             cid = str(head["id"])
-        entry = await self._store.get_metadata(space, _key("c", ns, cid))
+            # The head carries the newest checkpoint whole (see ``_head``): the latest
+            # state is two reads however long the thread, where it was one per channel.
+            if isinstance(head.get("entry"), dict):
+                entry, known = head["entry"], dict(head.get("values") or {})
         if entry is None:
-            return None
+            entry = await self._store.get_metadata(space, _key("c", ns, cid))
+            if entry is None:
+                return None
         checkpoint = self.serde.loads_typed(_unpack(entry["checkpoint"]))
         blobs: dict[str, Any] = {}
         for channel, version in checkpoint.get("channel_versions", {}).items():
-            blob = await self._store.get_metadata(space, _key("b", ns, channel, version))
+            if isinstance(known.get(channel), list) and known[channel][0] == version:
+                blob: dict[str, Any] | None = {"value": known[channel][1]}
+            else:
+                blob = await self._store.get_metadata(space, _key("b", ns, channel, version))
             if blob is not None and blob.get("value") is not None:
                 blobs[channel] = blob["value"]
         writes = await self._store.get_metadata(space, _key("w", ns, cid))
@@ -243,45 +264,55 @@ class AalisSaver(BaseCheckpointSaver[str]):
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
         thread_id = _thread(config)
+        person = self._person(config)  # a malformed one fails the put before any write
         ns = str(config["configurable"].get("checkpoint_ns", ""))
         space = thread_namespace(thread_id)
         copy = dict(checkpoint)
         values: dict[str, Any] = copy.pop("channel_values", {})  # type: ignore[assignment]
         full = get_checkpoint_metadata(config, metadata)
         cid = str(checkpoint["id"])
-        ops: list[Put | Delete] = [
-            Put(
-                space,
-                _key("b", ns, channel, version),
-                {
-                    "value": _pack(self.serde.dumps_typed(values[channel]))
-                    if channel in values
-                    else None
-                },
+        written = {
+            channel: (
+                version,
+                _pack(self.serde.dumps_typed(values[channel])) if channel in values else None,
             )
             for channel, version in new_versions.items()
+        }
+        ops: list[Put | Delete] = [
+            Put(space, _key("b", ns, channel, version), {"value": packed})
+            for channel, (version, packed) in written.items()
         ]
-        ops.append(
-            Put(
-                space,
-                _key("c", ns, cid),
-                {
-                    "checkpoint": _pack(self.serde.dumps_typed(copy)),
-                    "metadata": _pack(self.serde.dumps_typed(full)),
-                    "parent": config["configurable"].get("checkpoint_id"),
-                    "run_id": full.get("run_id") if isinstance(full.get("run_id"), str) else None,
-                },
-            )
-        )
+        entry: dict[str, Any] = {
+            "checkpoint": _pack(self.serde.dumps_typed(copy)),
+            "metadata": _pack(self.serde.dumps_typed(full)),
+            "parent": config["configurable"].get("checkpoint_id"),
+            "run_id": full.get("run_id") if isinstance(full.get("run_id"), str) else None,
+        }
+        ops.append(Put(space, _key("c", ns, cid), entry))
         head = await self._store.get_metadata(space, _key("h", ns))
         newest = head is None or str(head.get("id", "")) <= cid
         if newest:
-            ops.append(Put(space, _key("h", ns), {"id": cid}))
+            ops.append(Put(space, _key("h", ns), _head(cid, entry, checkpoint, written, head)))
+        elif head is not None and _rewrites(head, written):
+            # An older checkpoint rewrote a blob the head carries: the head follows it.
+            carried = dict(head.get("values") or {})
+            for ch, (version, packed) in written.items():
+                if isinstance(carried.get(ch), list) and carried[ch][0] == version:
+                    carried[ch] = [version, packed]
+            ops.append(Put(space, _key("h", ns), {**head, "values": carried}))
         ops.append(Put(THREADS, thread_id, {"namespace": space}))
         channel = self.messages_channel
         if channel is not None and ns == "" and newest and channel in new_versions:
             # Before the checkpoint: a message Aalis cannot store fails the put whole.
-            await mirror(self._store, self._host, thread_id, space, values.get(channel))
+            await mirror(
+                self._store,
+                self._host,
+                thread_id,
+                space,
+                values.get(channel),
+                person,
+                self.platform,
+            )
         await self._store.commit_metadata(ops)
         return {"configurable": {"thread_id": thread_id, "checkpoint_ns": ns, "checkpoint_id": cid}}
 
@@ -293,6 +324,7 @@ class AalisSaver(BaseCheckpointSaver[str]):
         task_path: str,
     ) -> None:
         thread_id = _thread(config)
+        self._person(config)  # as in ``_put``: a malformed person writes nothing
         ns = str(config["configurable"].get("checkpoint_ns", ""))
         cid = str(config["configurable"]["checkpoint_id"])
         space, key = thread_namespace(thread_id), _key("w", ns, cid)
@@ -342,7 +374,8 @@ class AalisSaver(BaseCheckpointSaver[str]):
         if found is None and await self._store.get_metadata(space, MIRROR_KEY) is None:
             return
         value = found.checkpoint["channel_values"].get(channel) if found is not None else []
-        await mirror(self._store, self._host, thread_id, space, value)
+        # No run config here: the person is the one the thread's record names (``mirror``).
+        await mirror(self._store, self._host, thread_id, space, value, None, self.platform)
 
     async def _delete_for_runs(self, run_ids: Sequence[str]) -> None:
         wanted = {str(r) for r in run_ids}
@@ -402,6 +435,10 @@ class AalisSaver(BaseCheckpointSaver[str]):
             Put(space, _key(*p), data) for p, data in entries.items() if p != ("m",)
         ]
         ops.append(Put(THREADS, str(target), {"namespace": space}))
+        speaker = entries.get(("m",), {}).get("person")
+        if speaker and await self._store.get_metadata(space, MIRROR_KEY) is None:
+            # The copy is the same person's conversation: its user messages carry them too.
+            ops.append(Put(space, MIRROR_KEY, {"messages": {}, "person": speaker}))
         await self._store.commit_metadata(ops)
         await self._remirror(str(target))
 
