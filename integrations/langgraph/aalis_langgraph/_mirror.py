@@ -18,10 +18,8 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
-from aalis_agent import save_conversation
+from aalis_agent import report_usage, save_conversation
 from aalis_api_memory import (
-    CompressionUsage,
-    FullHistory,
     MemoryService,
     MessagesById,
     Person,
@@ -174,23 +172,10 @@ async def mirror(
 
 async def _report_count(memory: MemoryService, host: Any, session_id: str, platform: str) -> None:
     """Tell the compression provider how long the session is now (``token_usage`` with
-    the message count and no token figures, as aalis-openai-agents does), so its count
-    line (memory-summary's ``history_limit``) compresses a long thread's history in the
-    background. The saver sees no model call's context window, so it claims no tokens."""
-    if not supports(memory, FullHistory, "count_history"):
-        return
-    try:
-        if not host.hook_impls("token_usage"):
-            return  # nobody listens (no compression provider): no count to take
-    except ValueError:  # no loaded contract declares the event
-        return
-    count = int(await memory.count_history(session_id))
-    usage = CompressionUsage(
-        used=0, context_window=1, token_budget=1, compressible=0, history_messages=count
-    )
-    # ValueError: no loaded contract declares the event, so nobody listens.
-    with contextlib.suppress(ValueError):
-        await host.emit("token_usage", session_id=session_id, platform=platform, usage=usage)
+    the message count and no token figures), so its count line (memory-summary's
+    ``history_limit``) compresses a long thread's history in the background. The saver
+    sees no model call's context window, so it claims no tokens."""
+    await report_usage(host, memory, session_id, platform, used=None, context_window=None)
 
 
 def _recorded_person(record: dict[str, Any]) -> Person | None:

@@ -14,10 +14,11 @@ Layout in the vector store, beside recall's messages and never mixed with them:
 - one record per indexed text of an item (role ``item``), its id the JSON list
   ``["langgraph-store", namespace, key, n]``, so a hit names its item;
 - one marker per namespace (role ``marker``), written with every indexed put: a namespace
-  whose marker is missing (its vectors were dropped: ``aalis clear --all`` and
-  ``aalis vector check --repair`` delete every vector memory-vector does not know, or the
-  items were put before a vector store or under another embedder) is re-indexed from the
-  metadata store, the truth, before the search answers.
+  whose marker is missing (its vectors were dropped by ``aalis clear --all``, which empties
+  the vector store, or the items were put before a vector store or under another embedder)
+  is re-indexed from the metadata store, the truth, before the search answers. Recall's
+  check, repair and reindex leave records of these roles alone (docs/recall.md, "Who owns
+  a vector").
 
 The metadata entry is the truth: a hit whose item is gone, expired or has fewer texts
 now is skipped (and a gone one's vector deleted), so nothing removed comes back.

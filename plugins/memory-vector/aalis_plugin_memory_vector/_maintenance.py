@@ -30,7 +30,7 @@ from aalis_schema_message import Message
 from aalis_plugin_memory_vector._gaps import GAPS_NAMESPACE, Gap, read_entry
 from aalis_plugin_memory_vector._indexer import Indexer, IndexOutcome
 from aalis_plugin_memory_vector._persons import PersonRegistry
-from aalis_plugin_memory_vector._text import clip, indexable, key_of
+from aalis_plugin_memory_vector._text import INDEXED_ROLES, clip, indexable, key_of
 
 
 @attrs.frozen
@@ -78,17 +78,35 @@ async def reindex(
     if session_id is None:
         # Vectors of sessions the store no longer has: nothing to re-embed, nothing to mark.
         for orphan in sorted(set(await store.sessions()) - set(sessions)):
-            await store.delete(orphan)
+            await _delete_own(store, orphan)
     outcomes: dict[str, IndexOutcome] = {}
     for sid in sessions:
         if persons is not None:
             await persons.rebuild(sid)
-        await store.delete(sid)
+        await _delete_own(store, sid)
         messages = await indexer.read_session(sid)
         outcome = outcomes[sid] = await indexer.index_now(sid, messages)
         if outcome.error is None and sid in marks:
             await indexer.gaps.unmark([marks[sid]])
     return outcomes
+
+
+async def _own_entries(store: Any, session_id: str) -> list[Any]:
+    """The vectors of ``session_id`` that recall wrote: those of user and assistant
+    messages. Another feature may keep vectors in the same store under roles of its own
+    (the LangGraph store's ``item`` and ``marker``, docs/recall.md "Who owns a vector");
+    the check, its repair and a reindex never count or delete them."""
+    return [e for e in await store.entries(session_id) if e.role in INDEXED_ROLES]
+
+
+async def _delete_own(store: Any, session_id: str) -> None:
+    """Delete recall's vectors of ``session_id``, leaving other features' records."""
+    entries = await store.entries(session_id)
+    own = [e.message_id for e in entries if e.role in INDEXED_ROLES]
+    if len(own) == len(entries):
+        await store.delete(session_id)
+    elif own:
+        await store.delete(session_id, own)
 
 
 async def _recorded_gaps(indexer: Indexer) -> dict[str, list[Gap]]:
@@ -123,7 +141,7 @@ async def check_session(
     stored = await indexer.read_session(session_id)
     by_key = {key_of(session_id, m): m for m in stored}
     wanted = {k: m for k, m in by_key.items() if indexable(m)}
-    entries = await store.entries(session_id)
+    entries = await _own_entries(store, session_id)
     current = {e.message_id: e for e in entries if e.model_id == model_id}
     orphaned = [e.message_id for e in entries if e.message_id not in wanted]
     stale = [
@@ -161,8 +179,10 @@ async def check_index(
     # Gaps first: a backfill that finishes while this runs removes its gap only after its
     # vectors are written, so a message is never seen missing and outside a gap by mistake.
     gaps = await _recorded_gaps(indexer)
+    known: set[str] = set()
     if session_id is not None:
         sessions = [session_id]
+        known = {session_id}
     else:
         known = {info.session_id for info in await mem.list_sessions()}
         sessions = sorted(known | set(await store.sessions()))
@@ -178,6 +198,8 @@ async def check_index(
         figures, missing, orphaned, stale = await check_session(
             indexer, store, model_id, sid, gaps.get(sid, []), drift
         )
+        if sid not in known and not (figures.orphaned or figures.lexical):
+            continue  # a session of another feature's vectors only: not recall's to report
         if repair and figures.differs:
             notes: list[str] = []
             if orphaned:

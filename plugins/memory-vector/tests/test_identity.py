@@ -232,6 +232,39 @@ async def test_check_finds_missing_orphaned_and_stale_and_repair_fixes_them(
     assert "the boat is at pier ten" in texts
 
 
+async def test_check_repair_and_reindex_leave_another_features_vectors(world: World) -> None:
+    # The LangGraph store keeps its items' vectors in the same vector store under roles of
+    # its own ("item", "marker"), in sessions that are metadata namespaces: they are not
+    # recall's orphans, so the check reports nothing and neither repair nor reindex drops them.
+    from aalis_api_vectorstore import VectorRecord
+
+    await world.say("a", user("the boat is at pier nine", T0))
+    await world.settle()
+    store = world.providers.store
+    dim = world.providers.embedder.dim
+
+    def record(session_id: str, message_id: str, role: str) -> VectorRecord:
+        return VectorRecord(
+            message_id=message_id,
+            session_id=session_id,
+            timestamp=T0,
+            role=role,
+            model_id="langgraph-store/x",
+            text="a remembered preference",
+            vector=[1.0] + [0.0] * (dim - 1),
+        )
+
+    await store.upsert([record("ns:prefs", "item-1", "item"), record("ns:prefs", "m", "marker")])
+    await store.upsert([record("a", "item-2", "item")])
+    checks = await world.plugin.check(None)
+    assert [c.session_id for c in checks] == ["a"]
+    assert not checks[0].differs
+    await world.plugin.check(None, repair=True)
+    await world.plugin.reindex(None)
+    assert {e.message_id for e in await store.entries("ns:prefs")} == {"item-1", "m"}
+    assert "item-2" in {e.message_id for e in await store.entries("a")}
+
+
 async def test_sessions_a_store_migration_dropped_are_recorded_as_gaps_and_backfilled(
     tmp_path: Any,
 ) -> None:

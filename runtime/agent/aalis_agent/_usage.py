@@ -43,7 +43,10 @@ async def report_usage(
     """Emit ``token_usage`` for ``session_id``: the model's figures when both ``used`` and
     ``context_window`` are known, the message count in every case. Returns what was sent
     (None when the store can count nothing, or failed to: a turn never fails for
-    a usage report, the failure is logged)."""
+    a usage report, the failure is logged; None too when no plugin listens, so a host
+    without a compression provider pays no count per save)."""
+    if not _listened(host):
+        return None
     try:
         if used is not None and context_window is not None:
             history = [m for m in await store.get_history(session_id, math.inf) if not m.is_control]
@@ -67,8 +70,22 @@ async def report_usage(
             "token usage not reported", session_id=session_id, error=str(exc)
         )
         return None
-    await host.emit("token_usage", session_id=session_id, platform=platform, usage=usage)
+    try:
+        await host.emit("token_usage", session_id=session_id, platform=platform, usage=usage)
+    except ValueError:  # no loaded contract declares the event: nobody listens
+        return None
     return usage
+
+
+def _listened(host: Any) -> bool:
+    """True unless the host can say that no plugin implements ``token_usage``."""
+    hook_impls = getattr(host, "hook_impls", None)
+    if hook_impls is None:
+        return True
+    try:
+        return bool(hook_impls("token_usage"))
+    except ValueError:  # no loaded contract declares the event
+        return False
 
 
 __all__ = ["check_context_window", "report_usage"]
