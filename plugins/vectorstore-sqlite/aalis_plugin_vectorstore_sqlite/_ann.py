@@ -8,7 +8,7 @@ row ids in scope (``IDSelectorBitmap``), the candidates are re-ranked exactly ag
 float32 rows the store already holds, and every hit is re-checked against the live rows in
 SQL. Fewer than ``k`` in-scope hits while ``k`` exist widens the search (more probes) and
 finally falls back to the exact scan, so ``k`` come back whenever ``k`` exist
-(docs/backends/sqlite.md, "Wide scopes").
+(docs/recall.md, "Wide scopes").
 
 The index also carries the scope columns of its rows (session, role, platform, user as
 small integer codes) so a wide scope becomes a bitmap without reading a million ids from
@@ -35,10 +35,10 @@ IdArray = npt.NDArray[np.int64]
 Codes = npt.NDArray[np.int32]
 
 #: A model with fewer vectors than this never gets an index (its scans are fast enough).
-MIN_ROWS = 100_000
+MIN_ROWS = 50_000
 #: A scope with fewer candidates than this is scanned exactly (gathering its rows is
-#: cheaper than the index; measured in benchmarks/recall_speed.py, docs/backends/sqlite.md).
-EXACT_BELOW = 40_000
+#: cheaper than the index; measured in benchmarks/recall_speed.py, docs/recall.md, "Wide scopes").
+EXACT_BELOW = 20_000
 #: Candidates asked of the index per hit wanted, re-ranked exactly (at least ``MIN_POOL``).
 POOL_FACTOR = 4
 MIN_POOL = 64
@@ -59,8 +59,10 @@ def available() -> bool:
 
 
 def cells_for(n: int) -> int:
-    """Inverted lists for ``n`` vectors: about sqrt(n), a power of two in [64, 4096]."""
-    return int(min(4096, max(64, 2 ** round(math.log2(max(1.0, math.sqrt(n)))))))
+    """Inverted lists for ``n`` vectors: about sqrt(n), a power of two in [64, 2048]
+    (past 2048, assigning ten million rows to cells takes longer than this machine's
+    budget for a build; a probe then scans more rows instead)."""
+    return int(min(2048, max(64, 2 ** round(math.log2(max(1.0, math.sqrt(n)))))))
 
 
 def probes_for(cells: int) -> int:

@@ -148,8 +148,10 @@ class Engine:
         self.path = path
         self.matrices: dict[str, ModelMatrix] = {}
         #: The approximate indexes of wide scopes, made at the first search of a large
-        #: model when faiss is installed (docs/backends/sqlite.md, "Wide scopes").
+        #: model when faiss is installed (docs/recall.md, "Wide scopes").
         self.wide: WideScopes | None = None
+        #: False keeps every search the exact scan (the benchmark's baseline).
+        self.approximate = True
 
     def close(self) -> None:
         if self.wide is not None:
@@ -498,6 +500,8 @@ class Engine:
         """The approximate index's answer for a wide scope of a large model, or None."""
         import aalis_plugin_vectorstore_sqlite._ann as _ann
 
+        if not self.approximate:
+            return None
         if self.wide is None:
             if matrix.size < _ann.MIN_ROWS or not _ann.available():
                 return None

@@ -2,7 +2,7 @@
 
 One instance per engine, used from the engine's worker thread, except the builds, which run
 on a background thread of their own (a search never waits for one: until an index is ready,
-wide scopes take the exact scan). The rules (docs/backends/sqlite.md, "Wide scopes"):
+wide scopes take the exact scan). The rules (docs/recall.md, "Wide scopes"):
 
 * **In step with this process's writes.** An upsert or delete collects the row ids it
   replaces, removes and inserts inside its transaction; after the commit they are applied
@@ -167,7 +167,11 @@ class WideScopes:
         ann: AnnIndex | None = None
         try:
             ann = self._load(model_id, dim)
-            if ann is None:
+            if ann is not None:
+                # A file is never trusted as current: its first use diffs it against the
+                # live rows (it may be older, or belong to a restored copy of the database).
+                ann.version = -1
+            else:
                 ann = self._from_store(model_id, ids, rows, version, cancel)
                 if ann is not None and not cancel.is_set():
                     self.save(ann)
@@ -326,7 +330,12 @@ class WideScopes:
         live: set[int] = set()
         for start in range(0, len(wanted), MAX_INLINE):
             chunk = wanted[start : start + MAX_INLINE]
-            sql = f"SELECT id FROM vectors WHERE id IN ({','.join('?' * len(chunk))}) AND {clause}"
+            # NOT INDEXED: the rows are found by id; left to itself the planner walks the
+            # model's scope index (every row of the model) to test a few dozen ids.
+            sql = (
+                "SELECT id FROM vectors NOT INDEXED "
+                f"WHERE id IN ({','.join('?' * len(chunk))}) AND {clause}"
+            )
             live.update(int(r[0]) for r in conn.execute(sql, [*chunk, *params]))
         return live
 

@@ -1,7 +1,7 @@
 """The approximate index of wide scopes: exact answers, in step with every change.
 
 Thresholds are lowered so a few thousand rows make a "large" model; the code paths are the
-ones a million rows take (docs/backends/sqlite.md, "Wide scopes").
+ones a million rows take (docs/recall.md, "Wide scopes").
 """
 
 from __future__ import annotations
