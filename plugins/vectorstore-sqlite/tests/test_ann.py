@@ -14,6 +14,7 @@ import textwrap
 from collections.abc import Iterator
 from pathlib import Path
 
+import attrs
 import numpy as np
 import pytest
 from aalis_api_vectorstore import ScopeFilter, VectorRecord
@@ -291,3 +292,25 @@ def test_faiss_is_not_imported_by_the_plugin() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+async def test_writes_during_a_background_build_are_caught_up(tmp_path: Path) -> None:
+    rows = clustered(N)
+    store = await SqliteVectorStore(tmp_path / "v.db").open()
+    try:
+        await store.upsert([record(i, rows[i]) for i in range(N)])
+        await store.search(rows[0], 5, ALL)  # the build starts from this snapshot
+        await store.delete("s2")
+        await store.upsert([record(N, -rows[7], text="during the build")])
+        moved = record(4, rows[4], text="moved to another model")
+        await store.upsert([attrs.evolve(moved, model_id="other")])
+        wide = engine_wide(store)
+        wide.wait(60)
+        hits = await store.search(rows[2 * PER_SESSION + 3], 10, ALL)
+        assert wide.served == 1
+        assert all(h.session_id != "s2" for h in hits)
+        assert all(h.message_id != "m4" for h in await store.search(rows[4], 10, ALL))
+        assert (await store.search(-rows[7], 1, ALL))[0].text == "during the build"
+        assert wide.indexes[MODEL].size == N - PER_SESSION + 1 - 1
+    finally:
+        await store.close()
