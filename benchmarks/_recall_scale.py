@@ -24,6 +24,7 @@ TOPICS = 1_000
 CHUNK = 100_000  # rows per generated chunk (whole sessions)
 ROLES = frozenset({"user", "assistant"})
 PLATFORMS = ("web", "qq", "discord", "irc")
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def _unit_noise(rng: np.random.Generator, m: int) -> np.ndarray:
@@ -265,3 +266,72 @@ async def measure_index_level(report: Report, n: int, workdir: Path, quick: bool
         table,
     )
     path.unlink(missing_ok=True)
+
+
+# -- real embeddings ----------------------------------------------------------------------------
+
+
+def repository_lines(root: Path, count: int, seed: int = 5) -> list[str]:
+    """Distinct lines of prose and code of this repository (docs and sources): real text for
+    a real model, the same on every checkout of one commit."""
+    found: set[str] = set()
+    for path in sorted([*root.glob("docs/**/*.md"), *root.glob("**/*.py")]):
+        if ".venv" in path.parts or "results" in path.parts:
+            continue
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        for line in text.splitlines():
+            line = line.strip().strip("#").strip()
+            if len(line) >= 40 and not line.startswith(("import ", "from ", "|")):
+                found.add(line)
+    lines = sorted(found)
+    rng = np.random.default_rng(seed)
+    return [lines[i] for i in rng.permutation(len(lines))[:count]]
+
+
+async def measure_real(report: Report, n: int, quick: bool, k: int) -> None:
+    """recall@10 of the index on embedding-local's vectors of real text (scope all)."""
+    from aalis_plugin_embedding_local import LocalE5Embedder
+    from aalis_plugin_vectorstore_sqlite import _ann
+    from aalis_plugin_vectorstore_sqlite._ann import AnnIndex
+
+    count = 10 if quick else 50
+    texts = repository_lines(ROOT, n + count)
+    if len(texts) < n + count:
+        report.note(f"real embeddings: only {len(texts)} distinct lines, {n + count} wanted")
+        return
+    embedder = LocalE5Embedder.load()
+    start = time.perf_counter()
+    rows = np.empty((n, embedder.dim), dtype=np.float32)
+    for lo in range(0, n, 64):
+        part = await embedder.embed_documents(texts[lo : min(n, lo + 64)])
+        rows[lo : lo + len(part)] = np.asarray(part, dtype=np.float32)
+    rows /= np.linalg.norm(rows, axis=1, keepdims=True)
+    qs = np.asarray([await embedder.embed_query(t) for t in texts[n:]], dtype=np.float32)
+    qs /= np.linalg.norm(qs, axis=1, keepdims=True)
+    embed_s = time.perf_counter() - start
+    ann = AnnIndex.train("real", rows, 0)
+    ann.add(np.arange(1, n + 1, dtype=np.int64), rows, [("s", "user", None, None)] * n)
+    truth = [set(np.argsort(-(rows @ q))[:k].tolist()) for q in qs]
+    cells = int(ann.index.nlist)
+    for probes in sorted({_ann.probes_for(cells), 1, 2, 4, 16, 32} - {0}):
+        bits = ann.bitmap(None)
+        found = []
+        for q in qs:
+            got = ann.candidates(q, max(_ann.MIN_POOL, _ann.POOL_FACTOR * k), bits, probes)
+            scores = rows[got - 1] @ q
+            found.append(set((got[np.argsort(-scores)[:k]] - 1).tolist()))
+        report.row(
+            kind="real-recall",
+            level="index",
+            n=n,
+            model=str(embedder.model_id),
+            cells=cells,
+            probes=probes,
+            default=probes == _ann.probes_for(cells),
+            queries=len(qs),
+            recall_at_10=recall_at(found, truth),
+            embed_s=round(embed_s, 1),
+        )

