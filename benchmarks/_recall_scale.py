@@ -138,7 +138,7 @@ def index_search(
 
     bits = ann.bitmap(mask)
     cells = int(ann.index.nlist)
-    probes = _ann.probes_for(cells)
+    probes = ann.probes or _ann.probes_for(cells)
     want = max(_ann.MIN_POOL, _ann.POOL_FACTOR * k)
     while True:
         found = np.sort(ann.candidates(unit, want, bits, probes))
@@ -314,9 +314,10 @@ async def measure_real(report: Report, n: int, quick: bool, k: int) -> None:
     embed_s = time.perf_counter() - start
     ann = AnnIndex.train("real", rows, 0)
     ann.add(np.arange(1, n + 1, dtype=np.int64), rows, [("s", "user", None, None)] * n)
+    ann.calibrate(rows)
     truth = [set(np.argsort(-(rows @ q))[:k].tolist()) for q in qs]
     cells = int(ann.index.nlist)
-    for probes in sorted({_ann.probes_for(cells), 1, 2, 4, 16, 32} - {0}):
+    for probes in sorted({_ann.probes_for(cells), ann.probes or 0, 1, 2, 4, 16, 32} - {0}):
         bits = ann.bitmap(None)
         found = []
         for q in qs:
@@ -331,6 +332,7 @@ async def measure_real(report: Report, n: int, quick: bool, k: int) -> None:
             cells=cells,
             probes=probes,
             default=probes == _ann.probes_for(cells),
+            calibrated=probes == ann.probes,
             queries=len(qs),
             recall_at_10=recall_at(found, truth),
             embed_s=round(embed_s, 1),

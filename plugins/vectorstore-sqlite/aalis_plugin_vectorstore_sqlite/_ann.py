@@ -142,6 +142,9 @@ class AnnIndex:
         self.probe = probe_vector(dim)
         self.dirty = True
         self._all_bits: npt.NDArray[np.uint8] | None = None
+        #: Probes of a first try, chosen by ``calibrate`` on the index's own rows (None:
+        #: ``probes_for``).
+        self.probes: int | None = None
 
     @property
     def size(self) -> int:
@@ -280,6 +283,39 @@ class AnnIndex:
         found = labels[0]
         return np.asarray(found[found >= 0], dtype=np.int64)
 
+    def calibrate(
+        self, rows: FloatMatrix, *, samples: int = 32, k: int = 10, target: float = 0.95
+    ) -> None:
+        """Choose the first try's probes on this data: stored rows ``rows`` (aligned with the
+        ids) ask for their 10 nearest other rows; probes double from ``probes_for`` until
+        recall@10 against the exact answer reaches ``target``, at most a quarter of the cells
+        (real embeddings need more probes than clustered test data: docs/recall.md, "Speed")."""
+        n = len(rows)
+        if n != self.size or n < 1_000:
+            return
+        rng = np.random.default_rng(_PROBE_SEED)
+        picks = rng.choice(n, size=min(samples, n), replace=False)
+        truths = []
+        for p in picks:
+            scores = rows @ rows[p]
+            scores[p] = -np.inf
+            truths.append(set(np.argpartition(-scores, k)[:k].tolist()))
+        cells = int(self.index.nlist)
+        bits = self.bitmap(None)
+        probes = probes_for(cells)
+        while True:
+            hit = 0
+            for p, truth in zip(picks, truths, strict=True):
+                found = self.candidates(rows[p], max(MIN_POOL, POOL_FACTOR * k) + 1, bits, probes)
+                pos = np.searchsorted(self.ids, found)
+                pos = pos[pos != p]
+                top = pos[np.argsort(-(rows[pos] @ rows[p]), kind="stable")[:k]]
+                hit += len(truth & set(top.tolist()))
+            if hit / (k * len(picks)) >= target or probes >= cells // 4:
+                break
+            probes = min(cells // 4, probes * 2)
+        self.probes = probes
+
     # -- persistence ----------------------------------------------------------------------
 
     def to_arrays(self) -> dict[str, npt.NDArray[Any]]:
@@ -299,6 +335,7 @@ class AnnIndex:
                         "dim": self.dim,
                         "version": self.version,
                         "trained": self.trained,
+                        "probes": self.probes,
                         "vocab": {n: self.columns.vocab[n].values for n in Columns.NAMES},
                     }
                 ).encode(),
@@ -328,6 +365,8 @@ class AnnIndex:
             int(header["trained"]),
         )
         ann.ids = np.asarray(arrays["ids"], dtype=np.int64)
+        probes = header.get("probes")
+        ann.probes = int(probes) if isinstance(probes, int) else None
         ann.fingerprints = np.asarray(arrays["fingerprints"], dtype=np.float32)
         for name in Columns.NAMES:
             ann.columns.vocab[name] = Vocab(header["vocab"][name])

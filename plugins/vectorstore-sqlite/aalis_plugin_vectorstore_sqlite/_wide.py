@@ -217,6 +217,8 @@ class WideScopes:
                 chunk_rows if part.all() else chunk_rows[part],
                 [meta[int(i)] for i in chunk_ids],
             )
+        if keep.all():
+            ann.calibrate(rows)
         return ann
 
     def wait(self, timeout: float | None = None) -> None:
@@ -301,7 +303,7 @@ class WideScopes:
             return None
         bits = ann.bitmap(mask)
         cells = int(ann.index.nlist)
-        probes = _ann.probes_for(cells)
+        probes = ann.probes or _ann.probes_for(cells)
         wanted = min(k, in_scope)
         while True:
             found = ann.candidates(unit, want, bits, probes)

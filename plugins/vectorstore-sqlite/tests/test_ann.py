@@ -314,3 +314,25 @@ async def test_writes_during_a_background_build_are_caught_up(tmp_path: Path) ->
         assert wide.indexes[MODEL].size == N - PER_SESSION + 1 - 1
     finally:
         await store.close()
+
+
+def test_calibration_probes_more_cells_where_the_data_needs_it(tmp_path: Path) -> None:
+    """Uniform random vectors (the hardest case) need more probes than clustered ones; the
+    choice is kept in the saved file."""
+    rng = np.random.default_rng(5)
+    hard = rng.standard_normal((4000, DIM)).astype(np.float32)
+    hard /= np.linalg.norm(hard, axis=1, keepdims=True)
+    easy = clustered(4000)
+    chosen = {}
+    for name, rows in (("hard", hard), ("easy", easy)):
+        ann = _ann.AnnIndex.train(MODEL, rows, 1)
+        ann.add(np.arange(1, 4001, dtype=np.int64), rows, [("s", "user", None, None)] * 4000)
+        ann.calibrate(rows)
+        assert ann.probes is not None
+        chosen[name] = ann.probes
+    assert chosen["hard"] > chosen["easy"] >= _ann.probes_for(int(ann.index.nlist))
+    wide = _wide.WideScopes(tmp_path / "v.db")
+    wide.save(ann)
+    loaded = wide._load(MODEL, DIM)
+    assert loaded is not None
+    assert loaded.probes == chosen["easy"]
