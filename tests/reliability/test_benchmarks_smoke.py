@@ -209,7 +209,10 @@ def test_recall_speed_checks_k_in_scope_for_the_store(run_benchmark: Any) -> Non
     ]
     assert ours
     assert all(row["hits_in_scope"] == min(10, row["in_scope"]) for row in ours)
-    assert {row["scope"] for row in ours} == {"sessions", "platform", "all-but-one"}
+    assert {row["scope"] for row in ours} == {"session", "person", "all"}
+    # The smoke run lowers the thresholds: the approximate path runs, at recall@10 >= 0.95.
+    assert any(row["path"] == "approximate index" for row in ours)
+    assert all(row["recall_at_10"] >= 0.95 for row in ours)
     assert any(
         r["kind"] == "indexing" and r["embedder"] == "embedding-hash" for r in report["results"]
     )

@@ -45,6 +45,7 @@ if TYPE_CHECKING:
     import numpy.typing as npt
 
     from aalis_plugin_vectorstore_sqlite._matrix import FloatMatrix, ModelMatrix
+    from aalis_plugin_vectorstore_sqlite._wide import WideScopes
 
 T = TypeVar("T")
 
@@ -146,10 +147,29 @@ class Engine:
         self.conn = conn
         self.path = path
         self.matrices: dict[str, ModelMatrix] = {}
+        #: The approximate indexes of wide scopes, made at the first search of a large
+        #: model when faiss is installed (docs/recall.md, "Wide scopes").
+        self.wide: WideScopes | None = None
+        #: False keeps every search the exact scan (the benchmark's baseline).
+        self.approximate = True
 
     def close(self) -> None:
+        if self.wide is not None:
+            self.wide.close()
         self.matrices.clear()
         self.conn.close()
+
+    def _tracked(self, begin: str, body: Callable[[], T]) -> T:
+        """A write whose effect reaches the approximate indexes only once committed."""
+        try:
+            result = self._run(begin, body)
+        except BaseException:
+            if self.wide is not None:
+                self.wide.failed()
+            raise
+        if self.wide is not None:
+            self.wide.committed()
+        return result
 
     # -- transactions ---------------------------------------------------------------------
 
@@ -175,7 +195,7 @@ class Engine:
     def upsert(self, batch: PreparedBatch) -> int:
         if not batch.rows:
             return 0
-        return self._run("BEGIN IMMEDIATE", lambda: self._upsert(batch))
+        return self._tracked("BEGIN IMMEDIATE", lambda: self._upsert(batch))
 
     def _upsert(self, batch: PreparedBatch) -> int:
         conn = self.conn
@@ -187,6 +207,13 @@ class Engine:
             if row is not None and row[1] > 0 and row[0] != width:
                 raise DimensionMismatch(model_id, int(row[0]), width)
             before[model_id] = None if row is None else (int(row[2]), int(row[1]))
+        wide = self.wide if self.wide is not None and self.wide.tracking else None
+        if wide is not None:
+            wide.before_write(conn)
+            keys = [row[0] for row in batch.rows]
+            for start in range(0, len(keys), MAX_INLINE):
+                chunk = keys[start : start + MAX_INLINE]
+                wide.removing(conn, f"message_id IN ({','.join('?' * len(chunk))})", chunk)
         for model_id, width in batch.dims.items():
             conn.execute(
                 "INSERT INTO models (model_id, dim) VALUES (?, ?) "
@@ -205,6 +232,9 @@ class Engine:
             batch.rows,
         )
         index_after(conn, int(max_id))
+        if wide is not None:
+            wide.inserted(conn, int(max_id), batch.rows, batch.raw)
+            wide.after_write(conn)
         self._after_write(batch, before, replaced=deleted > 0, max_id=int(max_id))
         return len(batch.rows)
 
@@ -244,7 +274,20 @@ class Engine:
     def delete(self, session_id: str, ids: list[str] | None, timestamps: list[int] | None) -> int:
         column, values = ("message_id", ids) if ids is not None else ("timestamp", timestamps)
 
+        wide = self.wide if self.wide is not None and self.wide.tracking else None
+
         def body() -> int:
+            if wide is not None:
+                wide.before_write(self.conn)
+                if values is None:
+                    wide.removing(self.conn, "session_id = ?", [session_id])
+                for start in range(0, len(values or ()), MAX_INLINE):
+                    part: list[object] = list((values or [])[start : start + MAX_INLINE])
+                    wide.removing(
+                        self.conn,
+                        f"session_id = ? AND {column} IN ({','.join('?' * len(part))})",
+                        [session_id, *part],
+                    )
             if values is None:
                 count = self.conn.execute(
                     "DELETE FROM vectors WHERE session_id = ?", (session_id,)
@@ -260,11 +303,13 @@ class Engine:
                     ).rowcount
             if count:
                 self.matrices.clear()
+            if wide is not None:
+                wide.after_write(self.conn)
             return int(count)
 
         if values is not None and not values:
             return 0
-        return self._run("BEGIN IMMEDIATE", body)
+        return self._tracked("BEGIN IMMEDIATE", body)
 
     def entries(self, session_id: str) -> list[VectorEntry]:
         def body() -> list[VectorEntry]:
@@ -327,7 +372,10 @@ class Engine:
             self.matrices.clear()
             return count
 
-        return self._run("BEGIN IMMEDIATE", body)
+        count = self._run("BEGIN IMMEDIATE", body)
+        if self.wide is not None:
+            self.wide.clear()
+        return count
 
     # -- reads ----------------------------------------------------------------------------
 
@@ -397,6 +445,9 @@ class Engine:
             return []
         norm = float(np.linalg.norm(query))
         unit = (query / np.float32(norm)).astype(np.float32) if norm > 0.0 else query
+        wide = self._wide_search(matrix, unit, k, where)
+        if wide is not None:
+            return self._hits(wide[0], wide[1], where.model_id)
         broad = (
             where.session_ids is None
             and where.platform is None
@@ -442,6 +493,24 @@ class Engine:
                 ids = matrix.ids[chosen]
                 picked = scores[chosen]
         return self._hits(ids, picked, where.model_id)
+
+    def _wide_search(
+        self, matrix: ModelMatrix, unit: FloatMatrix, k: int, where: ScopeFilter
+    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]] | None:
+        """The approximate index's answer for a wide scope of a large model, or None."""
+        import aalis_plugin_vectorstore_sqlite._ann as _ann
+
+        if not self.approximate:
+            return None
+        if self.wide is None:
+            if matrix.size < _ann.MIN_ROWS or not _ann.available():
+                return None
+            from aalis_plugin_vectorstore_sqlite._wide import WideScopes
+
+            self.wide = WideScopes(self.path)
+        if not self.wide.wants(matrix, where):
+            return None
+        return self.wide.search(self.conn, matrix, unit, k, where)
 
     def _candidate_ids(self, where: ScopeFilter) -> npt.NDArray[np.int64]:
         """Row ids in scope, ascending, selected by SQL (the filter lives in the query)."""
