@@ -258,17 +258,14 @@ class Engine:
             if prior is None or matrix.version != prior[0] or matrix.size != prior[1]:
                 del self.matrices[model_id]
                 continue
-            ids = [
-                int(row[0])
-                for row in self.conn.execute(
-                    "SELECT id FROM vectors WHERE id > ? AND model_id = ? ORDER BY id",
-                    (max_id, model_id),
-                )
-            ]
+            added = self.conn.execute(
+                "SELECT id, role FROM vectors WHERE id > ? AND model_id = ? ORDER BY id",
+                (max_id, model_id),
+            ).fetchall()
             version = self.conn.execute(
                 "SELECT version FROM models WHERE model_id = ?", (model_id,)
             ).fetchone()[0]
-            matrix.append(ids, batch.raw[model_id])
+            matrix.append([int(r[0]) for r in added], batch.raw[model_id], [r[1] for r in added])
             matrix.version = int(version)
 
     def delete(self, session_id: str, ids: list[str] | None, timestamps: list[int] | None) -> int:
@@ -445,6 +442,11 @@ class Engine:
             return []
         norm = float(np.linalg.norm(query))
         unit = (query / np.float32(norm)).astype(np.float32) if norm > 0.0 else query
+        if where.roles is not None and matrix.roles <= where.roles:
+            # Recall asks for the roles it indexes, which are every row of its model: that
+            # filter selects nothing out, and reading 100k ids from SQL to apply it cost
+            # hundreds of milliseconds (docs/recall.md, "Speed").
+            where = attrs.evolve(where, roles=None)
         wide = self._wide_search(matrix, unit, k, where)
         if wide is not None:
             return self._hits(wide[0], wide[1], where.model_id)

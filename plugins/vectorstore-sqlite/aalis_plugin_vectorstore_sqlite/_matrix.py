@@ -43,13 +43,16 @@ def decode(blobs: list[bytes], dim: int) -> FloatMatrix:
 class ModelMatrix:
     """The unit rows of one model and their row ids (ascending), with spare capacity."""
 
-    __slots__ = ("_buffer", "_ids", "dim", "model_id", "size", "version")
+    __slots__ = ("_buffer", "_ids", "dim", "model_id", "roles", "size", "version")
 
     def __init__(self, model_id: str, dim: int, version: int) -> None:
         self.model_id = model_id
         self.dim = dim
         self.version = version
         self.size = 0
+        #: Every role the model's rows hold: a search's role filter that admits all of them
+        #: filters nothing, and the engine then skips reading the ids in scope from SQL.
+        self.roles: set[str] = set()
         self._buffer: FloatMatrix = np.empty((0, dim), dtype=np.float32)
         self._ids: IdArray = np.empty(0, dtype=np.int64)
 
@@ -69,22 +72,25 @@ class ModelMatrix:
         matrix = cls(model_id, dim, version)
         matrix._reserve(count)
         cursor = conn.execute(
-            "SELECT id, vector FROM vectors WHERE model_id = ? ORDER BY id", (model_id,)
+            "SELECT id, vector, role FROM vectors WHERE model_id = ? ORDER BY id", (model_id,)
         )
         while True:
             chunk = cursor.fetchmany(_CHUNK)
             if not chunk:
                 break
             matrix._put([row[0] for row in chunk], decode([row[1] for row in chunk], dim))
+            matrix.roles.update(row[2] for row in chunk)
         return matrix
 
-    def append(self, ids: list[int], raw: FloatMatrix) -> None:
-        """Add rows whose ids are all greater than every id held (new inserts)."""
+    def append(self, ids: list[int], raw: FloatMatrix, roles: list[str]) -> None:
+        """Add rows whose ids are all greater than every id held (new inserts), with their
+        roles."""
         if not ids:
             return
         if self.size and ids[0] <= int(self._ids[self.size - 1]):
             raise ValueError("appended ids must be ascending past the held ones")
         self._put(ids, raw)
+        self.roles.update(roles)
 
     def _put(self, ids: list[int], rows: FloatMatrix) -> None:
         start, end = self.size, self.size + len(ids)

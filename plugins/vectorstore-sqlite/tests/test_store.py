@@ -84,6 +84,22 @@ async def test_appending_gives_the_same_answers_as_a_fresh_load(tmp_path: Path) 
     assert [[h.key for h in hits] for hits in warm] == [[h.key for h in hits] for hits in cold]
 
 
+async def test_a_role_filter_still_filters_after_rows_of_a_new_role_are_appended(
+    tmp_path: Path,
+) -> None:
+    # A filter that admits every role of the model is dropped (the matrix knows its roles):
+    # a row of another role appended after the matrix was loaded must make it count again.
+    query = seeded_vector("q")
+    async with SqliteVectorStore(tmp_path / "v.db") as store:
+        await store.upsert([rec("s", T0 + i, seeded_vector(f"u{i}")) for i in range(5)])
+        assert len(await store.search(query, 10, scope(None, roles=["user"]))) == 5
+        await store.upsert([rec("s", T0 + 100, query, role="tool")])  # the append path
+        hits = await store.search(query, 10, scope(None, roles=["user"]))
+        assert len(hits) == 5
+        assert all(h.role == "user" for h in hits)
+        assert len(await store.search(query, 10, scope(None))) == 6
+
+
 async def test_a_second_process_sees_this_ones_writes(tmp_path: Path) -> None:
     path = tmp_path / "v.db"
     async with SqliteVectorStore(path) as store:
