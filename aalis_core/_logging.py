@@ -32,6 +32,11 @@ LEVELS: dict[str, int] = {
 }
 
 
+_DEBUG, _INFO, _WARNING, _ERROR, _CRITICAL = (
+    LEVELS[name] for name in ("debug", "info", "warning", "error", "critical")
+)
+
+
 def redact_processor(
     _logger: Any, _method: str, event_dict: MutableMapping[str, Any]
 ) -> MutableMapping[str, Any]:
@@ -221,34 +226,34 @@ class _CachedLogger:
 
     # The usual methods are spelled out: ``__getattr__`` alone costs a failed lookup per call.
     def debug(self, event: str | None = None, *args: Any, **kw: Any) -> Any:
-        if _filtered(10):
+        if _filtered(_DEBUG):
             return None
         return self._logger().debug(event, *args, **kw)
 
     def info(self, event: str | None = None, *args: Any, **kw: Any) -> Any:
-        if _filtered(20):
+        if _filtered(_INFO):
             return None
         return self._logger().info(event, *args, **kw)
 
     def warning(self, event: str | None = None, *args: Any, **kw: Any) -> Any:
-        if _filtered(30):
+        if _filtered(_WARNING):
             return None
         return self._logger().warning(event, *args, **kw)
 
     warn = warning
 
     def error(self, event: str | None = None, *args: Any, **kw: Any) -> Any:
-        if _filtered(40):
+        if _filtered(_ERROR):
             return None
         return self._logger().error(event, *args, **kw)
 
     def exception(self, event: str | None = None, *args: Any, **kw: Any) -> Any:
-        if _filtered(40):
+        if _filtered(_ERROR):
             return None
         return self._logger().exception(event, *args, **kw)
 
     def critical(self, event: str | None = None, *args: Any, **kw: Any) -> Any:
-        if _filtered(50):
+        if _filtered(_CRITICAL):
             return None
         return self._logger().critical(event, *args, **kw)
 

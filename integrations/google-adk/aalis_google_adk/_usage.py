@@ -1,8 +1,8 @@
 """The tokens a model call used, as the framework records them.
 
-ADK puts the model's token figures on each event it produced (``usage_metadata``); ``aalis_agent.report_usage`` turns them and
-the model's window (``context_window=``) into the ``token_usage`` event
-(docs/compression.md).
+ADK puts the model's token figures on each event it produced (``usage_metadata``);
+``aalis_agent.report_usage`` turns them and the model's window (``context_window=``) into
+the ``token_usage`` event (docs/compression.md).
 """
 
 from __future__ import annotations

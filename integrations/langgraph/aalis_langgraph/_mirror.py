@@ -167,15 +167,9 @@ async def mirror(
         kept["person"] = [person.platform, person.user_id]
     await memory.save_metadata(space, MIRROR_KEY, kept)
     if saved:
-        await _report_count(memory, host, session_id, platform)
-
-
-async def _report_count(memory: MemoryService, host: Any, session_id: str, platform: str) -> None:
-    """Tell the compression provider how long the session is now (``token_usage`` with
-    the message count and no token figures), so its count line (memory-summary's
-    ``history_limit``) compresses a long thread's history in the background. The saver
-    sees no model call's context window, so it claims no tokens."""
-    await report_usage(host, memory, session_id, platform, used=None, context_window=None)
+        # How long the session is now (the message count: the saver sees no model call's
+        # window, so it claims no tokens), so memory-summary's count line can compress it.
+        await report_usage(host, memory, session_id, platform, used=None, context_window=None)
 
 
 def _recorded_person(record: dict[str, Any]) -> Person | None:
