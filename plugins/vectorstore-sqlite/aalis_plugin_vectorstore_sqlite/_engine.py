@@ -470,7 +470,7 @@ class Engine:
             in_scope = matrix.size - len(positions)
             if in_scope == 0:
                 return []
-            scores = matrix.rows @ unit
+            scores = matrix.scores(unit)
             if len(positions):
                 scores[positions] = -np.inf
             chosen = top_k(scores, min(k, in_scope))[: min(k, in_scope)]
@@ -484,13 +484,13 @@ class Engine:
             if positions is None:
                 raise VectorStoreError("vector matrix out of step with the table; retry")
             if len(positions) < _GATHER_SHARE * matrix.size:
-                sub = matrix.rows[positions] @ unit
+                sub = matrix.gather(positions) @ unit
                 chosen = top_k(sub, k)
                 ids = candidates[chosen]
                 picked = sub[chosen]
             else:
                 scores = np.full(matrix.size, -np.inf, dtype=np.float32)
-                scores[positions] = matrix.rows[positions] @ unit
+                scores[positions] = matrix.gather(positions) @ unit
                 chosen = top_k(scores, min(k, len(positions)))[: min(k, len(positions))]
                 ids = matrix.ids[chosen]
                 picked = scores[chosen]

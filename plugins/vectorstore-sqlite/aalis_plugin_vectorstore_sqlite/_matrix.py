@@ -1,4 +1,4 @@
-"""``ModelMatrix``: one model's vectors in RAM, unit-normalised float32, ordered by row id.
+"""``ModelMatrix``: one model's vectors in RAM, unit-normalised, ordered by row id.
 
 Exact cosine top-k over float32 rows in numpy is the whole search (there is no index to be
 approximate), so what matters is never re-reading the table: the matrix is built once per
@@ -7,6 +7,13 @@ model and kept until a write changes that model. Staleness is decided by the mod
 process invalidates this process's matrix too. Writes by this store that only add rows are
 appended in place (amortised growth) instead of rebuilding, which keeps a chat that indexes a
 turn and then recalls from paying a full reload each turn.
+
+A model of ``HALF_FROM`` rows or more is held in float16 (docs/recall.md, "Ten million
+vectors"): at 384 dimensions ten million float32 rows are 15 GB, float16 7.7 GB, beside the
+approximate index that serves such a model's wide scopes. Scores are always computed in
+float32 (``dot`` converts a block of rows at a time, so a whole-model scan never holds a
+float32 copy of the model); rows are normalised in float32 before they are stored, so a
+raw vector whose squares overflow float16 still stores its direction.
 """
 
 from __future__ import annotations
@@ -18,10 +25,35 @@ import numpy as np
 import numpy.typing as npt
 
 FloatMatrix = npt.NDArray[np.float32]
+#: Rows as a matrix holds them: float32, or float16 from ``HALF_FROM`` rows.
+AnyRows = npt.NDArray[np.floating[Any]]
 IdArray = npt.NDArray[np.int64]
 
 #: Rows fetched per round trip while building (bounds the temporary bytes held at once).
 _CHUNK = 16_384
+#: From this many rows a model's matrix is float16 (the cosine changes by about 1e-3 at
+#: most, which the recall@10 of the approximate index measures; below, float32 as before).
+HALF_FROM = 2_000_000
+#: Rows of a float16 matrix converted to float32 at once by ``dot`` (6 MB at 384 dims).
+_DOT_BLOCK = 4_096
+
+
+def dot(rows: AnyRows, unit: FloatMatrix) -> npt.NDArray[np.float32]:
+    """``rows @ unit`` in float32, whatever the rows' precision; float16 rows are converted
+    a block at a time (numpy would otherwise make a float32 copy of all of them first, and
+    its float16 product has no BLAS)."""
+    if rows.dtype == np.float32:
+        return np.asarray(rows @ unit, dtype=np.float32)
+    out = np.empty(len(rows), dtype=np.float32)
+    for lo in range(0, len(rows), _DOT_BLOCK):
+        block = rows[lo : lo + _DOT_BLOCK].astype(np.float32)
+        out[lo : lo + len(block)] = block @ unit
+    return out
+
+
+def full(rows: AnyRows) -> FloatMatrix:
+    """``rows`` as float32 (themselves when they are; a converted copy of float16 rows)."""
+    return rows if rows.dtype == np.float32 else rows.astype(np.float32)
 
 
 def normalise(rows: FloatMatrix) -> FloatMatrix:
@@ -45,6 +77,8 @@ class ModelMatrix:
 
     __slots__ = ("_buffer", "_ids", "dim", "model_id", "roles", "size", "version")
 
+    _buffer: AnyRows
+
     def __init__(self, model_id: str, dim: int, version: int) -> None:
         self.model_id = model_id
         self.dim = dim
@@ -53,12 +87,22 @@ class ModelMatrix:
         #: Every role the model's rows hold: a search's role filter that admits all of them
         #: filters nothing, and the engine then skips reading the ids in scope from SQL.
         self.roles: set[str] = set()
-        self._buffer: FloatMatrix = np.empty((0, dim), dtype=np.float32)
+        self._buffer = np.empty((0, dim), dtype=np.float32)
         self._ids: IdArray = np.empty(0, dtype=np.int64)
 
     @property
-    def rows(self) -> FloatMatrix:
+    def rows(self) -> AnyRows:
+        """The unit rows as held: float32, or float16 for a model of ``HALF_FROM`` rows or
+        more. Score them with ``dot`` (or ``scores``), gather them through ``full``."""
         return self._buffer[: self.size]
+
+    def scores(self, unit: FloatMatrix) -> npt.NDArray[np.float32]:
+        """Every row's cosine with ``unit`` (a unit float32 vector), in float32."""
+        return dot(self.rows, unit)
+
+    def gather(self, positions: npt.NDArray[np.intp]) -> FloatMatrix:
+        """The rows at ``positions`` as float32."""
+        return full(self._buffer[positions])
 
     @property
     def ids(self) -> IdArray:
@@ -95,8 +139,8 @@ class ModelMatrix:
     def _put(self, ids: list[int], rows: FloatMatrix) -> None:
         start, end = self.size, self.size + len(ids)
         self._reserve(end)
-        self._buffer[start:end] = rows
-        normalise(self._buffer[start:end])
+        # Normalised in float32 before a float16 buffer rounds them (see the module).
+        self._buffer[start:end] = normalise(np.array(rows, dtype=np.float32))
         self._ids[start:end] = ids
         self.size = end
 
@@ -105,7 +149,12 @@ class ModelMatrix:
         if needed <= capacity:
             return
         new_capacity = max(needed, int(capacity * 1.5) + 64)
-        buffer = np.empty((new_capacity, self.dim), dtype=np.float32)
+        # Past HALF_FROM rows the buffer turns float16 (needed, not capacity, decides: a
+        # model loaded with 1.9M rows stays float32 until it holds 2M).
+        dtype = np.float16 if needed >= HALF_FROM else self._buffer.dtype
+        if dtype == np.float16:
+            new_capacity = max(needed, int(capacity * 1.25) + 64)
+        buffer = np.empty((new_capacity, self.dim), dtype=dtype)
         buffer[: self.size] = self._buffer[: self.size]
         ids = np.empty(new_capacity, dtype=np.int64)
         ids[: self.size] = self._ids[: self.size]
@@ -122,7 +171,7 @@ class ModelMatrix:
         return pos
 
 
-def top_k(scores: npt.NDArray[np.floating[Any]], k: int) -> npt.NDArray[np.intp]:
+def top_k(scores: AnyRows, k: int) -> npt.NDArray[np.intp]:
     """Indices of the ``k`` highest scores, best first (all of them when fewer)."""
     n = len(scores)
     if k >= n:
@@ -131,4 +180,15 @@ def top_k(scores: npt.NDArray[np.floating[Any]], k: int) -> npt.NDArray[np.intp]
     return part[np.argsort(-scores[part], kind="stable")]
 
 
-__all__ = ["FloatMatrix", "IdArray", "ModelMatrix", "decode", "normalise", "top_k"]
+__all__ = [
+    "HALF_FROM",
+    "AnyRows",
+    "FloatMatrix",
+    "IdArray",
+    "ModelMatrix",
+    "decode",
+    "dot",
+    "full",
+    "normalise",
+    "top_k",
+]

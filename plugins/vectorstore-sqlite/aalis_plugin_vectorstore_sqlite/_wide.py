@@ -263,7 +263,7 @@ class WideScopes:
         common, in_ann, in_live = np.intersect1d(
             held, live, assume_unique=True, return_indices=True
         )
-        fingerprints = matrix.rows @ ann.probe
+        fingerprints = matrix.scores(ann.probe)
         changed = common[np.abs(fingerprints[in_live] - ann.fingerprints[in_ann]) > 1e-5]
         if len(removed) + len(added) + 2 * len(changed) > _ann.CATCH_UP_SHARE * max(1, len(live)):
             return False
@@ -311,7 +311,7 @@ class WideScopes:
             if pos is None:
                 return None  # the index holds a row the matrix does not: exact scan
             ids = matrix.ids[pos]
-            scores = matrix.rows[pos] @ unit
+            scores = matrix.gather(pos) @ unit
             order = np.argsort(-scores, kind="stable")
             ids, scores = ids[order], scores[order]
             live = self._recheck(conn, ids, where)
