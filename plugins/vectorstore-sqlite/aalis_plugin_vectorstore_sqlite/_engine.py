@@ -33,6 +33,7 @@ from aalis_api_vectorstore import (
     batch_dims,
 )
 
+from aalis_plugin_vectorstore_sqlite import _in_step as in_step
 from aalis_plugin_vectorstore_sqlite._lexical import (
     TABLE as LEXICAL_TABLE,
     index_after,
@@ -159,11 +160,17 @@ class Engine:
         self.matrices.clear()
         self.conn.close()
 
+    def _reading(self) -> set[str]:
+        return self.wide.reading() if self.wide is not None else set()
+
     def _tracked(self, begin: str, body: Callable[[], T]) -> T:
         """A write whose effect reaches the approximate indexes only once committed."""
         try:
             result = self._run(begin, body)
         except BaseException:
+            # The body brought the matrices through the write before its commit; rolled
+            # back, they would claim versions the table may reach again with other rows.
+            self.matrices.clear()
             if self.wide is not None:
                 self.wide.failed()
             raise
@@ -199,30 +206,34 @@ class Engine:
 
     def _upsert(self, batch: PreparedBatch) -> int:
         conn = self.conn
-        before: dict[str, tuple[int, int] | None] = {}
         for model_id, width in batch.dims.items():
             row = conn.execute(
-                "SELECT dim, count, version FROM models WHERE model_id = ?", (model_id,)
+                "SELECT dim, count FROM models WHERE model_id = ?", (model_id,)
             ).fetchone()
             if row is not None and row[1] > 0 and row[0] != width:
                 raise DimensionMismatch(model_id, int(row[0]), width)
-            before[model_id] = None if row is None else (int(row[2]), int(row[1]))
+        before = in_step.state(conn, list(self.matrices))
+        replaced: dict[str, list[int]] = {}
         wide = self.wide if self.wide is not None and self.wide.tracking else None
         if wide is not None:
             wide.before_write(conn)
-            keys = [row[0] for row in batch.rows]
-            for start in range(0, len(keys), MAX_INLINE):
-                chunk = keys[start : start + MAX_INLINE]
-                wide.removing(conn, f"message_id IN ({','.join('?' * len(chunk))})", chunk)
+        keys = [row[0] for row in batch.rows]
+        for start in range(0, len(keys), MAX_INLINE):
+            chunk = keys[start : start + MAX_INLINE]
+            where = f"message_id IN ({','.join('?' * len(chunk))})"
+            if wide is not None:
+                wide.removing(conn, where, chunk)
+            if self.matrices:
+                in_step.note_removed(conn, where, chunk, replaced)
         for model_id, width in batch.dims.items():
             conn.execute(
                 "INSERT INTO models (model_id, dim) VALUES (?, ?) "
                 "ON CONFLICT (model_id) DO UPDATE SET dim = excluded.dim WHERE count = 0",
                 (model_id, width),
             )
-        deleted = conn.executemany(
+        conn.executemany(
             "DELETE FROM vectors WHERE message_id = ?", [row[:1] for row in batch.rows]
-        ).rowcount
+        )
         # After the delete: a replaced row with the highest id frees that id for reuse, and
         # every row this batch inserts must be past ``max_id`` to be indexed.
         max_id = conn.execute("SELECT coalesce(max(id), 0) FROM vectors").fetchone()[0]
@@ -235,38 +246,10 @@ class Engine:
         if wide is not None:
             wide.inserted(conn, int(max_id), batch.rows, batch.raw)
             wide.after_write(conn)
-        self._after_write(batch, before, replaced=deleted > 0, max_id=int(max_id))
+        in_step.apply(
+            conn, self.matrices, before, replaced, batch.raw, int(max_id), self._reading()
+        )
         return len(batch.rows)
-
-    def _after_write(
-        self,
-        batch: PreparedBatch,
-        before: dict[str, tuple[int, int] | None],
-        *,
-        replaced: bool,
-        max_id: int,
-    ) -> None:
-        """Append this write's rows to matrices that were current before it; drop the rest."""
-        if replaced:
-            self.matrices.clear()  # a replacement can move a key between models
-            return
-        for model_id in batch.dims:
-            matrix = self.matrices.get(model_id)
-            prior = before[model_id]
-            if matrix is None:
-                continue
-            if prior is None or matrix.version != prior[0] or matrix.size != prior[1]:
-                del self.matrices[model_id]
-                continue
-            added = self.conn.execute(
-                "SELECT id, role FROM vectors WHERE id > ? AND model_id = ? ORDER BY id",
-                (max_id, model_id),
-            ).fetchall()
-            version = self.conn.execute(
-                "SELECT version FROM models WHERE model_id = ?", (model_id,)
-            ).fetchone()[0]
-            matrix.append([int(r[0]) for r in added], batch.raw[model_id], [r[1] for r in added])
-            matrix.version = int(version)
 
     def delete(self, session_id: str, ids: list[str] | None, timestamps: list[int] | None) -> int:
         column, values = ("message_id", ids) if ids is not None else ("timestamp", timestamps)
@@ -274,17 +257,26 @@ class Engine:
         wide = self.wide if self.wide is not None and self.wide.tracking else None
 
         def body() -> int:
+            before = in_step.state(self.conn, list(self.matrices))
+            removed: dict[str, list[int]] = {}
             if wide is not None:
                 wide.before_write(self.conn)
-                if values is None:
-                    wide.removing(self.conn, "session_id = ?", [session_id])
-                for start in range(0, len(values or ()), MAX_INLINE):
-                    part: list[object] = list((values or [])[start : start + MAX_INLINE])
-                    wide.removing(
-                        self.conn,
+            clauses: list[tuple[str, list[object]]] = (
+                [("session_id = ?", [session_id])] if values is None else []
+            )
+            for start in range(0, len(values or ()), MAX_INLINE):
+                part: list[object] = list((values or [])[start : start + MAX_INLINE])
+                clauses.append(
+                    (
                         f"session_id = ? AND {column} IN ({','.join('?' * len(part))})",
                         [session_id, *part],
                     )
+                )
+            for where, params in clauses:
+                if wide is not None:
+                    wide.removing(self.conn, where, params)
+                if self.matrices:
+                    in_step.note_removed(self.conn, where, params, removed)
             if values is None:
                 count = self.conn.execute(
                     "DELETE FROM vectors WHERE session_id = ?", (session_id,)
@@ -299,7 +291,7 @@ class Engine:
                         (session_id, *chunk),
                     ).rowcount
             if count:
-                self.matrices.clear()
+                in_step.apply(self.conn, self.matrices, before, removed, reading=self._reading())
             if wide is not None:
                 wide.after_write(self.conn)
             return int(count)

@@ -4,9 +4,10 @@ Exact cosine top-k over float32 rows in numpy is the whole search (there is no i
 approximate), so what matters is never re-reading the table: the matrix is built once per
 model and kept until a write changes that model. Staleness is decided by the model's
 ``version`` column, which every write bumps in its own transaction, so a write by another
-process invalidates this process's matrix too. Writes by this store that only add rows are
-appended in place (amortised growth) instead of rebuilding, which keeps a chat that indexes a
-turn and then recalls from paying a full reload each turn.
+process invalidates this process's matrix too. This store's own writes are applied in place
+instead of rebuilding: added rows are appended (amortised growth), deleted and replaced ones
+removed. That keeps a chat that indexes a turn and then recalls from paying a full reload
+each turn, and a large model from a reload of minutes after a forget.
 
 A model of ``HALF_FROM`` rows or more is held in float16 (docs/recall.md, "Ten million
 vectors"): at 384 dimensions ten million float32 rows are 15 GB, float16 7.7 GB, beside the
@@ -36,6 +37,8 @@ _CHUNK = 16_384
 HALF_FROM = 2_000_000
 #: Rows of a float16 matrix converted to float32 at once by ``dot`` (6 MB at 384 dims).
 _DOT_BLOCK = 4_096
+#: Rows moved down at once when ``remove`` closes the gaps (the temporary it gathers).
+_MOVE_BLOCK = 65_536
 
 
 def dot(rows: AnyRows, unit: FloatMatrix) -> npt.NDArray[np.float32]:
@@ -135,6 +138,32 @@ class ModelMatrix:
             raise ValueError("appended ids must be ascending past the held ones")
         self._put(ids, raw)
         self.roles.update(roles)
+
+    def remove(self, ids: npt.ArrayLike) -> bool:
+        """Drop the rows of ``ids``, keeping the others in order; False (nothing changed)
+        when one of them is not held, which means the matrix is out of step.
+
+        The rows after the first removed one move down a block at a time, in place: at ten
+        million rows a reload from the table takes minutes and a masked copy would need the
+        matrix's memory twice."""
+        doomed = np.unique(np.asarray(ids, dtype=np.int64))
+        if len(doomed) == 0:
+            return True
+        pos = self.positions(doomed)
+        if pos is None:
+            return False
+        first = int(pos[0])
+        keep = np.ones(self.size - first, dtype=bool)
+        keep[pos - first] = False
+        sources = np.flatnonzero(keep) + first
+        # Every source lies at or past its destination, and blocks go upwards, so no block
+        # overwrites a row a later block still has to read.
+        for lo in range(0, len(sources), _MOVE_BLOCK):
+            block = sources[lo : lo + _MOVE_BLOCK]
+            self._buffer[first + lo : first + lo + len(block)] = self._buffer[block]
+            self._ids[first + lo : first + lo + len(block)] = self._ids[block]
+        self.size -= len(doomed)
+        return True
 
     def _put(self, ids: list[int], rows: FloatMatrix) -> None:
         start, end = self.size, self.size + len(ids)

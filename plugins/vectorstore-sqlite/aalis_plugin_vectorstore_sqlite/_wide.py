@@ -221,6 +221,11 @@ class WideScopes:
             ann.calibrate(rows)
         return ann
 
+    def reading(self) -> set[str]:
+        """The models whose matrix rows a running build is reading (a view, not a copy: the
+        engine must not move those rows in place until the build ends)."""
+        return {m for m, (thread, _) in list(self._builds.items()) if thread.is_alive()}
+
     def wait(self, timeout: float | None = None) -> None:
         """Wait for running builds (tests and benchmarks; searches never wait)."""
         for thread, _ in list(self._builds.values()):
