@@ -192,32 +192,38 @@ class WideScopes:
         version: int,
         cancel: threading.Event,
     ) -> AnnIndex | None:
+        # The scope columns are read a chunk at a time, beside the rows they describe: held
+        # whole, ten million of them as Python tuples took about 4 GB beside the matrix and
+        # the index (the first ten-million build through the store ran out of memory).
+        ann = AnnIndex.train(model_id, rows, -1)
+        complete = True
         conn = sqlite3.connect(f"file:{self.db_path}?mode=ro", uri=True, timeout=30)
         try:
-            conn.execute("BEGIN")
-            meta = _meta_rows(
-                conn,
-                "SELECT id, session_id, role, platform, user_id FROM vectors "
-                "WHERE model_id = ? ORDER BY id",
-                [model_id],
-            )
-            conn.execute("COMMIT")
+            for lo in range(0, len(ids), _ADD_CHUNK):
+                if cancel.is_set():
+                    return None
+                chunk_ids = ids[lo : lo + _ADD_CHUNK]
+                meta = _meta_rows(
+                    conn,
+                    "SELECT id, session_id, role, platform, user_id FROM vectors "
+                    "WHERE id BETWEEN ? AND ? AND model_id = ?",
+                    [int(chunk_ids[0]), int(chunk_ids[-1]), model_id],
+                )
+                # A row deleted since the snapshot is left out, and the index then starts
+                # behind (version -1): its first use catches it up against the live rows.
+                part = np.fromiter((int(i) in meta for i in chunk_ids), dtype=bool)
+                complete = complete and bool(part.all())
+                chunk_rows = rows[lo : lo + _ADD_CHUNK]
+                kept_ids = chunk_ids[part]
+                ann.add(
+                    kept_ids,
+                    chunk_rows if part.all() else chunk_rows[part],
+                    [meta[int(i)] for i in kept_ids],
+                )
         finally:
             conn.close()
-        keep = np.fromiter((int(i) in meta for i in ids), dtype=bool, count=len(ids))
-        ann = AnnIndex.train(model_id, rows, version if keep.all() else -1)
-        for lo in range(0, len(ids), _ADD_CHUNK):
-            if cancel.is_set():
-                return None
-            part = keep[lo : lo + _ADD_CHUNK]
-            chunk_ids = ids[lo : lo + _ADD_CHUNK][part]
-            chunk_rows = rows[lo : lo + _ADD_CHUNK]
-            ann.add(
-                chunk_ids,
-                chunk_rows if part.all() else chunk_rows[part],
-                [meta[int(i)] for i in chunk_ids],
-            )
-        if keep.all():
+        if complete:
+            ann.version = version
             ann.calibrate(rows)
         return ann
 
