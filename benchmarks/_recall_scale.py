@@ -278,15 +278,14 @@ REAL_QUERIES = 300  # held-out lines embedded as queries (the first of the shuff
 REAL_CHUNK = 4_096  # rows per cached file
 
 
-def real_lines(root: Path, seed: int = 5) -> list[str]:
+def real_lines(root: Path, seed: int = 5, *, stdlib: bool = True) -> list[str]:
     """Distinct lines of prose and code, shuffled: this repository's docs and sources, then the
     Python standard library's sources (real text for a real model, enough for 100 000 rows
     and more); the same on every checkout of one commit and Python release."""
     found: set[str] = set()
-    sources = [
-        (root, ("docs/**/*.md", "**/*.py")),
-        (Path(sysconfig.get_paths()["stdlib"]), ("**/*.py",)),
-    ]
+    sources = [(root, ("docs/**/*.md", "**/*.py"))]
+    if stdlib:
+        sources.append((Path(sysconfig.get_paths()["stdlib"]), ("**/*.py",)))
     for base, patterns in sources:
         for pattern in patterns:
             for name in sorted(glob.glob(str(base / pattern), recursive=True)):
@@ -305,12 +304,12 @@ def real_lines(root: Path, seed: int = 5) -> list[str]:
     return [lines[i] for i in rng.permutation(len(lines))]
 
 
-def _cached_texts(cache: Path) -> list[str]:
+def _cached_texts(cache: Path, stdlib: bool) -> list[str]:
     """The cache's lines, written on first use (a later run reuses them as they are)."""
     cache.mkdir(parents=True, exist_ok=True)
     listing = cache / "texts.json"
     if not listing.exists():
-        listing.write_text(json.dumps(real_lines(ROOT)), encoding="utf-8")
+        listing.write_text(json.dumps(real_lines(ROOT, stdlib=stdlib)), encoding="utf-8")
     texts: list[str] = json.loads(listing.read_text(encoding="utf-8"))
     return texts
 
@@ -327,24 +326,26 @@ def _keep(path: Path, vectors: list[list[float]]) -> np.ndarray:
     return rows
 
 
-async def real_vectors(n: int, cache: Path) -> tuple[np.ndarray, np.ndarray, str, float]:
+async def real_vectors(
+    n: int, cache: Path, queries: int = REAL_QUERIES, *, stdlib: bool = True
+) -> tuple[np.ndarray, np.ndarray, str, float]:
     """``n`` embedded lines and the ``REAL_QUERIES`` queries, unit rows, from ``cache``
     (a folder: the lines as ``texts.json``, ``queries.npy``, ``docs_00000.npy`` ... of
     ``REAL_CHUNK`` rows each), embedding what it lacks; the model id; seconds spent embedding.
+    The first ``queries`` lines are the queries (at most ``REAL_QUERIES``: the documents are
+    the lines after those, whatever is asked).
     Cached lines are reused as they are, so a run months later measures the same vectors."""
     from aalis_plugin_embedding_local import LocalE5Embedder
 
-    texts = _cached_texts(cache)
+    texts = _cached_texts(cache, stdlib)
     docs = texts[REAL_QUERIES:]
     if len(docs) < n:
         raise SystemExit(f"real embeddings: only {len(docs)} distinct lines, {n} wanted")
     embedder = LocalE5Embedder.load()
     start = time.perf_counter()
     qs = _cached(cache / "queries.npy")
-    if qs is None:
-        qs = _keep(
-            cache / "queries.npy", [await embedder.embed_query(t) for t in texts[:REAL_QUERIES]]
-        )
+    if qs is None or len(qs) < queries:
+        qs = _keep(cache / "queries.npy", [await embedder.embed_query(t) for t in texts[:queries]])
     parts = []
     for c in range((n + REAL_CHUNK - 1) // REAL_CHUNK):
         part = _cached(cache / f"docs_{c:05d}.npy")
@@ -358,7 +359,7 @@ async def real_vectors(n: int, cache: Path) -> tuple[np.ndarray, np.ndarray, str
     spent = time.perf_counter() - start
     rows = np.ascontiguousarray(np.concatenate(parts)[:n], dtype=np.float32)
     rows /= np.linalg.norm(rows, axis=1, keepdims=True)
-    qs = np.asarray(qs, dtype=np.float32)
+    qs = np.asarray(qs[:queries], dtype=np.float32)
     qs /= np.linalg.norm(qs, axis=1, keepdims=True)
     return rows, qs, str(embedder.model_id), spent
 
@@ -388,9 +389,9 @@ async def measure_real(report: Report, n: int, quick: bool, k: int, cache: Path 
     from aalis_plugin_vectorstore_sqlite._ann import AnnIndex
 
     with tempfile.TemporaryDirectory() as scratch:
-        rows, qs, model, embed_s = await real_vectors(n, cache or Path(scratch))
-    if quick:
-        qs = qs[:10]
+        rows, qs, model, embed_s = await real_vectors(
+            n, cache or Path(scratch), 10 if quick else REAL_QUERIES, stdlib=not quick
+        )
     faiss.omp_set_num_threads(2)
     start = time.perf_counter()
     ann = AnnIndex.train("real", rows, 0)

@@ -48,9 +48,10 @@ EXACT_BELOW = 20_000
 #: against 8-bit codes' pool of 64 on real embeddings (docs/recall.md, "Wide scopes").
 POOL_FACTOR = 16
 MIN_POOL = 256
-#: Rows the first try may scan, whatever the share of the cells: calibration may choose up to
-#: this many (or a quarter of the cells, when that is more). About 4 ms of one core here.
-SCAN_BUDGET = 250_000
+#: Rows the first try may scan: calibration chooses no more probes than scan this many (and
+#: at least ``probes_for``). About 3 ms of one core at a million rows here, which keeps a
+#: wide search of a million rows within 10 ms (docs/recall.md, "Wide scopes").
+SCAN_BUDGET = 150_000
 #: Recall@10 that calibration asks of stored rows searching for their neighbours. Higher
 #: than the 0.95 wanted of real queries: a stored row finds its neighbours in fewer cells than
 #: a query does (docs/recall.md, "Wide scopes").
@@ -86,10 +87,9 @@ def probes_for(cells: int) -> int:
 
 
 def probe_cap(cells: int, rows: int) -> int:
-    """The most probes calibration may choose for an index of ``rows`` rows: a quarter of the
-    cells, or as many as scan ``SCAN_BUDGET`` rows when that is more (all of them, in a
-    small index)."""
-    return int(min(cells, max(cells // 4, cells * SCAN_BUDGET // max(1, rows))))
+    """The most probes calibration may choose for an index of ``rows`` rows: as many as scan
+    ``SCAN_BUDGET`` rows (every cell of a small index), never fewer than ``probes_for``."""
+    return int(min(cells, max(probes_for(cells), cells * SCAN_BUDGET // max(1, rows))))
 
 
 def new_index(dim: int, cells: int) -> Any:

@@ -341,12 +341,13 @@ def test_calibration_probes_more_cells_where_the_data_needs_it(tmp_path: Path) -
 
 
 def test_probe_cap_lets_a_small_index_scan_everything_and_bounds_a_large_one() -> None:
-    """Calibration may go past a quarter of the cells while the rows scanned stay within
-    SCAN_BUDGET (real embeddings need it: docs/recall.md, "Wide scopes")."""
+    """Calibration may probe every cell of a small index, and past a quarter of them, while
+    the rows scanned stay within SCAN_BUDGET (docs/recall.md, "Wide scopes")."""
+    assert _ann.SCAN_BUDGET == 150_000
     assert _ann.probe_cap(128, 20_000) == 128
-    assert _ann.probe_cap(1024, 1_000_000) == 256
-    assert _ann.probe_cap(2048, 10_000_000) == 512  # a quarter of the cells: the floor
-    assert _ann.probe_cap(1024, 500_000) == 512
+    assert _ann.probe_cap(1024, 500_000) == 307
+    assert _ann.probe_cap(1024, 1_000_000) == 153
+    assert _ann.probe_cap(2048, 10_000_000) == _ann.probes_for(2048) == 64
 
 
 async def test_an_index_file_of_the_older_format_is_rebuilt_not_trusted(tmp_path: Path) -> None:
