@@ -7,7 +7,11 @@ from its own seed, so ten million rows can stream to disk without ever being hel
 
 from __future__ import annotations
 
+import glob
+import json
 import resource
+import sysconfig
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -270,70 +274,196 @@ async def measure_index_level(report: Report, n: int, workdir: Path, quick: bool
 
 # -- real embeddings ----------------------------------------------------------------------------
 
+REAL_QUERIES = 300  # held-out lines embedded as queries (the first of the shuffled lines)
+REAL_CHUNK = 4_096  # rows per cached file
 
-def repository_lines(root: Path, count: int, seed: int = 5) -> list[str]:
-    """Distinct lines of prose and code of this repository (docs and sources): real text for
-    a real model, the same on every checkout of one commit."""
+
+def real_lines(root: Path, seed: int = 5, *, stdlib: bool = True) -> list[str]:
+    """Distinct lines of prose and code, shuffled: this repository's docs and sources, then the
+    Python standard library's sources (real text for a real model, enough for 100 000 rows
+    and more); the same on every checkout of one commit and Python release."""
     found: set[str] = set()
-    for path in sorted([*root.glob("docs/**/*.md"), *root.glob("**/*.py")]):
-        if ".venv" in path.parts or "results" in path.parts:
-            continue
-        try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
-            continue
-        for line in text.splitlines():
-            line = line.strip().strip("#").strip()
-            if len(line) >= 40 and not line.startswith(("import ", "from ", "|")):
-                found.add(line)
+    sources = [(root, ("docs/**/*.md", "**/*.py"))]
+    if stdlib:
+        sources.append((Path(sysconfig.get_paths()["stdlib"]), ("**/*.py",)))
+    for base, patterns in sources:
+        for pattern in patterns:
+            for name in sorted(glob.glob(str(base / pattern), recursive=True)):
+                if "/.venv/" in name or "/results/" in name:
+                    continue
+                try:
+                    text = Path(name).read_text(encoding="utf-8")
+                except (OSError, UnicodeDecodeError):
+                    continue
+                for line in text.splitlines():
+                    line = line.strip().strip("#").strip()
+                    if len(line) >= 40 and not line.startswith(("import ", "from ", "|")):
+                        found.add(line)
     lines = sorted(found)
     rng = np.random.default_rng(seed)
-    return [lines[i] for i in rng.permutation(len(lines))[:count]]
+    return [lines[i] for i in rng.permutation(len(lines))]
 
 
-async def measure_real(report: Report, n: int, quick: bool, k: int) -> None:
-    """recall@10 of the index on embedding-local's vectors of real text (scope all)."""
+def _cached_texts(cache: Path, stdlib: bool) -> list[str]:
+    """The cache's lines, written on first use (a later run reuses them as they are)."""
+    cache.mkdir(parents=True, exist_ok=True)
+    listing = cache / "texts.json"
+    if not listing.exists():
+        listing.write_text(json.dumps(real_lines(ROOT, stdlib=stdlib)), encoding="utf-8")
+    texts: list[str] = json.loads(listing.read_text(encoding="utf-8"))
+    return texts
+
+
+def _cached(path: Path) -> np.ndarray | None:
+    return np.load(path) if path.exists() else None
+
+
+def _keep(path: Path, vectors: list[list[float]]) -> np.ndarray:
+    rows = np.asarray(vectors, dtype=np.float32)
+    tmp = path.with_name(path.stem + ".tmp.npy")
+    np.save(tmp, rows)
+    tmp.replace(path)
+    return rows
+
+
+async def real_vectors(
+    n: int, cache: Path, queries: int = REAL_QUERIES, *, stdlib: bool = True
+) -> tuple[np.ndarray, np.ndarray, str, float]:
+    """``n`` embedded lines and the ``REAL_QUERIES`` queries, unit rows, from ``cache``
+    (a folder: the lines as ``texts.json``, ``queries.npy``, ``docs_00000.npy`` ... of
+    ``REAL_CHUNK`` rows each), embedding what it lacks; the model id; seconds spent embedding.
+    The first ``queries`` lines are the queries (at most ``REAL_QUERIES``: the documents are
+    the lines after those, whatever is asked).
+    Cached lines are reused as they are, so a run months later measures the same vectors."""
     from aalis_plugin_embedding_local import LocalE5Embedder
+
+    texts = _cached_texts(cache, stdlib)
+    docs = texts[REAL_QUERIES:]
+    if len(docs) < n:
+        raise SystemExit(f"real embeddings: only {len(docs)} distinct lines, {n} wanted")
+    embedder = LocalE5Embedder.load()
+    start = time.perf_counter()
+    qs = _cached(cache / "queries.npy")
+    if qs is None or len(qs) < queries:
+        qs = _keep(cache / "queries.npy", [await embedder.embed_query(t) for t in texts[:queries]])
+    parts = []
+    for c in range((n + REAL_CHUNK - 1) // REAL_CHUNK):
+        part = _cached(cache / f"docs_{c:05d}.npy")
+        if part is None:
+            lines = docs[c * REAL_CHUNK : (c + 1) * REAL_CHUNK]
+            got: list[list[float]] = []
+            for lo in range(0, len(lines), 64):
+                got.extend(await embedder.embed_documents(lines[lo : lo + 64]))
+            part = _keep(cache / f"docs_{c:05d}.npy", got)
+        parts.append(part)
+    spent = time.perf_counter() - start
+    rows = np.ascontiguousarray(np.concatenate(parts)[:n], dtype=np.float32)
+    rows /= np.linalg.norm(rows, axis=1, keepdims=True)
+    qs = np.asarray(qs[:queries], dtype=np.float32)
+    qs /= np.linalg.norm(qs, axis=1, keepdims=True)
+    return rows, qs, str(embedder.model_id), spent
+
+
+def _sq8_before(rows: np.ndarray, cells: int) -> Any:
+    """The index of the previous release (IVF, 8-bit scalar codes), for the comparison."""
+    import faiss
+
+    index = faiss.IndexIVFScalarQuantizer(
+        faiss.IndexFlatIP(rows.shape[1]),
+        rows.shape[1],
+        cells,
+        faiss.ScalarQuantizer.QT_8bit,
+        faiss.METRIC_INNER_PRODUCT,
+    )
+    rng = np.random.default_rng(1)
+    index.train(rows[np.sort(rng.choice(len(rows), min(len(rows), 48 * cells), replace=False))])
+    index.add_with_ids(rows, np.arange(1, len(rows) + 1, dtype=np.int64))
+    return index
+
+
+async def measure_real(report: Report, n: int, quick: bool, k: int, cache: Path | None) -> None:
+    """recall@10 of the index on embedding-local's vectors of real text (scope all), beside
+    the previous release's 8-bit index, and the time of the index-level search."""
+    import faiss
     from aalis_plugin_vectorstore_sqlite import _ann
     from aalis_plugin_vectorstore_sqlite._ann import AnnIndex
 
-    count = 10 if quick else 50
-    texts = repository_lines(ROOT, n + count)
-    if len(texts) < n + count:
-        report.note(f"real embeddings: only {len(texts)} distinct lines, {n + count} wanted")
-        return
-    embedder = LocalE5Embedder.load()
+    with tempfile.TemporaryDirectory() as scratch:
+        rows, qs, model, embed_s = await real_vectors(
+            n, cache or Path(scratch), 10 if quick else REAL_QUERIES, stdlib=not quick
+        )
+    faiss.omp_set_num_threads(2)
     start = time.perf_counter()
-    rows = np.empty((n, embedder.dim), dtype=np.float32)
-    for lo in range(0, n, 64):
-        part = await embedder.embed_documents(texts[lo : min(n, lo + 64)])
-        rows[lo : lo + len(part)] = np.asarray(part, dtype=np.float32)
-    rows /= np.linalg.norm(rows, axis=1, keepdims=True)
-    qs = np.asarray([await embedder.embed_query(t) for t in texts[n:]], dtype=np.float32)
-    qs /= np.linalg.norm(qs, axis=1, keepdims=True)
-    embed_s = time.perf_counter() - start
     ann = AnnIndex.train("real", rows, 0)
     ann.add(np.arange(1, n + 1, dtype=np.int64), rows, [("s", "user", None, None)] * n)
+    build_s = time.perf_counter() - start
+    start = time.perf_counter()
     ann.calibrate(rows)
-    truth = [set(np.argsort(-(rows @ q))[:k].tolist()) for q in qs]
+    calibrate_s = time.perf_counter() - start
     cells = int(ann.index.nlist)
-    for probes in sorted({_ann.probes_for(cells), ann.probes or 0, 1, 2, 4, 16, 32} - {0}):
-        bits = ann.bitmap(None)
-        found = []
-        for q in qs:
-            got = ann.candidates(q, max(_ann.MIN_POOL, _ann.POOL_FACTOR * k), bits, probes)
-            scores = rows[got - 1] @ q
-            found.append(set((got[np.argsort(-scores)[:k]] - 1).tolist()))
-        report.row(
-            kind="real-recall",
-            level="index",
-            n=n,
-            model=str(embedder.model_id),
-            cells=cells,
-            probes=probes,
-            default=probes == _ann.probes_for(cells),
-            calibrated=probes == ann.probes,
-            queries=len(qs),
-            recall_at_10=recall_at(found, truth),
-            embed_s=round(embed_s, 1),
-        )
+    before = _sq8_before(rows, cells)
+    faiss.omp_set_num_threads(1)
+    exact = qs @ rows.T
+    truth = [set(np.argpartition(-row, k - 1)[:k].tolist()) for row in exact]
+    bits = ann.bitmap(None)
+    selector = faiss.IDSelectorBitmap(len(bits), faiss.swig_ptr(bits))
+    pool = max(_ann.MIN_POOL, _ann.POOL_FACTOR * k)
+
+    def ours(q: np.ndarray, probes: int) -> set[int]:
+        got = ann.candidates(q, pool, bits, probes)
+        return set((got[np.argsort(-(rows[got - 1] @ q))[:k]] - 1).tolist())
+
+    def old(q: np.ndarray, probes: int) -> set[int]:
+        params: Any = faiss.SearchParametersIVF()
+        params.sel, params.nprobe = selector, probes
+        got = before.search(q.reshape(1, -1), 64, params=params)[1][0]
+        got = got[got >= 0]
+        return set((got[np.argsort(-(rows[got - 1] @ q))[:k]] - 1).tolist())
+
+    table = []
+    steps = {2**i for i in range(int(np.log2(cells)) + 1)} | {ann.probes or 1}
+    for probes in sorted(steps):
+        for name, search in (
+            (f"1-bit RaBitQ, pool {pool}", ours),
+            ("8-bit SQ, pool 64 (before)", old),
+        ):
+            found, times = [], []
+            for q in qs:
+                t = time.perf_counter()
+                found.append(search(q, probes))
+                times.append(time.perf_counter() - t)
+            recall = recall_at(found, truth)
+            median_us = round(float(np.median(times)) * 1e6, 1)
+            report.row(
+                kind="real-recall",
+                level="index",
+                n=n,
+                model=model,
+                cells=cells,
+                index=name,
+                probes=probes,
+                calibrated=probes == ann.probes and name.startswith("1-bit"),
+                queries=len(qs),
+                recall_at_10=recall,
+                median_us=median_us,
+            )
+            table.append([n, cells, probes, name, recall, median_us / 1000])
+    report.row(
+        kind="real-build",
+        level="index",
+        n=n,
+        model=model,
+        cells=cells,
+        calibrated_probes=ann.probes,
+        probe_cap=_ann.probe_cap(cells, n),
+        embed_s=round(embed_s, 1),
+        build_s=round(build_s, 1),
+        calibrate_s=round(calibrate_s, 1),
+        index_bytes=len(faiss.serialize_index(ann.index)),
+        before_bytes=len(faiss.serialize_index(before)),
+    )
+    print_table(
+        f"real embeddings, {n:,} lines, scope all (calibrated: {ann.probes} of {cells} cells)",
+        ["n", "cells", "probes", "index", "recall@10", "median ms"],
+        table,
+    )

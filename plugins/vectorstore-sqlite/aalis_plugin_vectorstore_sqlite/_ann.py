@@ -2,11 +2,15 @@
 
 Why an approximate index at all: an exact scope of ``all`` at a million vectors is a scan
 of 1.5 GB per query. Past ``MIN_ROWS`` vectors of a model, a faiss inverted-file index with
-8-bit scalar-quantised codes (``IndexIVFScalarQuantizer``, a quarter of the float32 bytes)
-proposes candidates; the scope is applied *inside* its search as a per-query bitmap of the
-row ids in scope (``IDSelectorBitmap``), the candidates are re-ranked exactly against the
-float32 rows the store already holds, and every hit is re-checked against the live rows in
-SQL. Fewer than ``k`` in-scope hits while ``k`` exist widens the search (more probes) and
+one-bit RaBitQ codes scanned 32 rows at a time (``IndexIVFRaBitQFastScan``: 1/32 of the
+float32 bytes plus a few floats a row) proposes a pool of candidates; the scope is applied
+*inside* its search as a per-query bitmap of the row ids in scope (``IDSelectorBitmap``),
+the pool is re-ranked exactly against the float32 rows the store already holds, and every
+hit is re-checked against the live rows in SQL. Why these codes and not 8-bit scalar ones:
+real embeddings spread a query's ten nearest rows over many cells, so reaching recall@10
+0.95 means scanning a large share of the rows; these codes scan about 2.5 times faster than
+8-bit ones, and a pool of ``MIN_POOL`` re-ranked exactly makes up for their coarser scores
+(docs/recall.md, "Wide scopes"). Fewer than ``k`` in-scope hits while ``k`` exist widens the search (more probes) and
 finally falls back to the exact scan, so ``k`` come back whenever ``k`` exist
 (docs/recall.md, "Wide scopes").
 
@@ -30,7 +34,7 @@ import numpy as np
 import numpy.typing as npt
 from aalis_api_vectorstore import ScopeFilter
 
-from aalis_plugin_vectorstore_sqlite._matrix import AnyRows, dot, full
+from aalis_plugin_vectorstore_sqlite._matrix import AnyRows
 
 FloatMatrix = npt.NDArray[np.float32]
 IdArray = npt.NDArray[np.int64]
@@ -41,9 +45,21 @@ MIN_ROWS = 50_000
 #: A scope with fewer candidates than this is scanned exactly (gathering its rows is
 #: cheaper than the index; measured in benchmarks/recall_speed.py, docs/recall.md, "Wide scopes").
 EXACT_BELOW = 20_000
-#: Candidates asked of the index per hit wanted, re-ranked exactly (at least ``MIN_POOL``).
-POOL_FACTOR = 4
-MIN_POOL = 64
+#: Candidates asked of the index per hit wanted, re-ranked exactly (at least ``MIN_POOL``):
+#: one-bit codes rank coarsely, a pool of 256 re-ranked exactly loses nothing measurable
+#: against 8-bit codes' pool of 64 on real embeddings (docs/recall.md, "Wide scopes").
+POOL_FACTOR = 16
+MIN_POOL = 256
+#: Rows the first try may scan: calibration chooses no more probes than scan this many (and
+#: at least ``probes_for``). About 3 ms of one core at a million rows here, which keeps a
+#: wide search of a million rows within 10 ms (docs/recall.md, "Wide scopes").
+SCAN_BUDGET = 150_000
+#: Recall@10 that calibration asks of stored rows searching for their neighbours. Higher
+#: than the 0.95 wanted of real queries: a stored row finds its neighbours in fewer cells than
+#: a query does (docs/recall.md, "Wide scopes").
+CALIBRATION_TARGET = 0.99
+#: The index file's layout; another one (an older release's codes) is rebuilt from the store.
+FORMAT = 2
 #: The share of an index's rows that may change between a snapshot and now before a catch-up
 #: is judged not worth it and the index is rebuilt from the store instead.
 CATCH_UP_SHARE = 0.2
@@ -61,15 +77,34 @@ def available() -> bool:
 
 
 def cells_for(n: int) -> int:
-    """Inverted lists for ``n`` vectors: about sqrt(n), a power of two in [64, 2048]
-    (past 2048, assigning ten million rows to cells takes longer than this machine's
-    budget for a build; a probe then scans more rows instead)."""
-    return int(min(2048, max(64, 2 ** round(math.log2(max(1.0, math.sqrt(n)))))))
+    """Inverted lists for ``n`` vectors: about 4 sqrt(n), a power of two in [64, 2048].
+
+    Real embeddings spread a query's neighbours over many cells; finer cells hold them in a
+    smaller share of the rows (recall@10 at a quarter of the rows scanned, 40 960 real
+    embeddings: 0.94 with sqrt(n) cells, 0.97 with 4 sqrt(n); docs/recall.md, "Wide
+    scopes"). Past 2048, training and assigning ten million rows takes longer than this
+    machine's budget for a build; a probe then scans more rows instead."""
+    return int(min(2048, max(64, 2 ** round(math.log2(max(1.0, 4 * math.sqrt(n)))))))
 
 
 def probes_for(cells: int) -> int:
     """Probes of the first try: 1/32 of the cells (recall@10 >= 0.95 on clustered sets)."""
     return max(8, cells // 32)
+
+
+def probe_cap(cells: int, rows: int) -> int:
+    """The most probes calibration may choose for an index of ``rows`` rows: as many as scan
+    ``SCAN_BUDGET`` rows (every cell of a small index), never fewer than ``probes_for``."""
+    return int(min(cells, max(probes_for(cells), cells * SCAN_BUDGET // max(1, rows))))
+
+
+def new_index(dim: int, cells: int) -> Any:
+    """An untrained IVF index of one-bit RaBitQ codes, inner product on unit vectors."""
+    import faiss
+
+    quantizer = faiss.IndexFlatIP(dim)
+    # faiss's Python wrapper keeps ``quantizer`` alive as long as the index.
+    return faiss.IndexIVFRaBitQFastScan(quantizer, dim, cells, faiss.METRIC_INNER_PRODUCT)
 
 
 def probe_vector(dim: int) -> FloatMatrix:
@@ -126,7 +161,7 @@ class Columns:
 
 
 class AnnIndex:
-    """A faiss IVF-SQ8 index of one model, its ids (ascending), fingerprints and columns.
+    """A faiss IVF index of one model, its ids (ascending), fingerprints and columns.
 
     ``version`` is the model's ``version`` in SQLite (bumped by every row written or
     deleted, by any process) that the index reflects; a different one means stale.
@@ -155,14 +190,9 @@ class AnnIndex:
     @classmethod
     def train(cls, model_id: str, units: FloatMatrix, version: int, *, seed: int = 1) -> AnnIndex:
         """An empty index whose cells are trained on a sample of ``units`` (unit rows)."""
-        import faiss
-
         n, dim = units.shape
         cells = cells_for(n)
-        quantizer = faiss.IndexFlatIP(dim)
-        index = faiss.IndexIVFScalarQuantizer(
-            quantizer, dim, cells, faiss.ScalarQuantizer.QT_8bit, faiss.METRIC_INNER_PRODUCT
-        )
+        index = new_index(dim, cells)
         sample_size = min(n, 48 * cells)
         rng = np.random.default_rng(seed)
         sample = units[np.sort(rng.choice(n, size=sample_size, replace=False))]
@@ -286,37 +316,58 @@ class AnnIndex:
         return np.asarray(found[found >= 0], dtype=np.int64)
 
     def calibrate(
-        self, rows: AnyRows, *, samples: int = 32, k: int = 10, target: float = 0.95
+        self,
+        rows: AnyRows,
+        *,
+        samples: int = 64,
+        k: int = 10,
+        target: float | None = None,
     ) -> None:
         """Choose the first try's probes on this data: stored rows ``rows`` (aligned with the
-        ids) ask for their 10 nearest other rows; probes double from ``probes_for`` until
-        recall@10 against the exact answer reaches ``target``, at most a quarter of the cells
-        (real embeddings need more probes than clustered test data: docs/recall.md, "Speed")."""
+        ids) ask for their ``k`` nearest other rows, re-ranked as a search re-ranks them;
+        probes double from ``probes_for`` until recall@k against the exact answer reaches
+        ``target`` (``CALIBRATION_TARGET``), at most ``probe_cap`` (real embeddings need far
+        more probes than clustered test data: docs/recall.md, "Wide scopes")."""
         n = len(rows)
         if n != self.size or n < 1_000:
             return
+        goal = CALIBRATION_TARGET if target is None else target
         rng = np.random.default_rng(_PROBE_SEED)
-        picks = rng.choice(n, size=min(samples, n), replace=False)
-        truths = []
-        for p in picks:
-            scores = dot(rows, full(rows[p]))
-            scores[p] = -np.inf
-            truths.append(set(np.argpartition(-scores, k)[:k].tolist()))
+        picks = np.sort(rng.choice(n, size=min(samples, n), replace=False))
+        queries = np.ascontiguousarray(rows[picks], dtype=np.float32)
+        # The exact answers in one pass over the rows (a million rows: a few seconds).
+        best = np.full((len(picks), k), -np.inf, dtype=np.float32)
+        best_at = np.zeros((len(picks), k), dtype=np.int64)
+        step = 65_536
+        for lo in range(0, n, step):
+            scores = queries @ rows[lo : lo + step].T
+            inside = (picks >= lo) & (picks < lo + step)
+            scores[np.flatnonzero(inside), picks[inside] - lo] = -np.inf  # not itself
+            merged = np.concatenate([best, scores], axis=1)
+            at = np.concatenate(
+                [best_at, np.broadcast_to(np.arange(lo, lo + scores.shape[1]), scores.shape)],
+                axis=1,
+            )
+            top = np.argpartition(-merged, k - 1, axis=1)[:, :k]
+            best = np.take_along_axis(merged, top, axis=1)
+            best_at = np.take_along_axis(at, top, axis=1)
+        truths = [set(row.tolist()) for row in best_at]
         cells = int(self.index.nlist)
+        cap = probe_cap(cells, n)
         bits = self.bitmap(None)
-        probes = probes_for(cells)
+        want = max(MIN_POOL, POOL_FACTOR * k) + 1
+        probes = min(cap, probes_for(cells))
         while True:
             hit = 0
-            for p, truth in zip(picks, truths, strict=True):
-                query = full(rows[p])
-                found = self.candidates(query, max(MIN_POOL, POOL_FACTOR * k) + 1, bits, probes)
+            for p, query, truth in zip(picks, queries, truths, strict=True):
+                found = self.candidates(query, want, bits, probes)
                 pos = np.searchsorted(self.ids, found)
                 pos = pos[pos != p]
-                top = pos[np.argsort(-(full(rows[pos]) @ query), kind="stable")[:k]]
+                top = pos[np.argsort(-(rows[pos] @ query), kind="stable")[:k]]
                 hit += len(truth & set(top.tolist()))
-            if hit / (k * len(picks)) >= target or probes >= cells // 4:
+            if hit / (k * len(picks)) >= goal or probes >= cap:
                 break
-            probes = min(cells // 4, probes * 2)
+            probes = min(cap, probes * 2)
         self.probes = probes
 
     # -- persistence ----------------------------------------------------------------------
@@ -333,7 +384,7 @@ class AnnIndex:
             "header": np.frombuffer(
                 json.dumps(
                     {
-                        "format": 1,
+                        "format": FORMAT,
                         "model_id": self.model_id,
                         "dim": self.dim,
                         "version": self.version,
@@ -357,7 +408,7 @@ class AnnIndex:
         import faiss
 
         header = json.loads(bytes(arrays["header"]).decode())
-        if header.get("format") != 1:
+        if header.get("format") != FORMAT:
             raise ValueError(f"unknown index format {header.get('format')!r}")
         index = faiss.deserialize_index(np.asarray(arrays["index"], dtype=np.uint8))
         ann = cls(
@@ -390,6 +441,8 @@ __all__ = [
     "Vocab",
     "available",
     "cells_for",
+    "new_index",
+    "probe_cap",
     "probe_vector",
     "probes_for",
 ]

@@ -325,15 +325,33 @@ class WideScopes:
             scores = matrix.gather(pos) @ unit
             order = np.argsort(-scores, kind="stable")
             ids, scores = ids[order], scores[order]
-            live = self._recheck(conn, ids, where)
-            keep = np.fromiter((int(i) in live for i in ids), dtype=bool, count=len(ids))
-            ids, scores = ids[keep][:wanted], scores[keep][:wanted]
+            keep = self._live_first(conn, ids, where, wanted)
+            ids, scores = ids[keep], scores[keep]
             if len(ids) >= wanted:
                 self.served += 1
                 return ids, scores
             if probes >= cells:
                 return None
             probes = min(cells, probes * 4)
+
+    @classmethod
+    def _live_first(
+        cls, conn: sqlite3.Connection, ids: IdArray, where: ScopeFilter, wanted: int
+    ) -> IdArray:
+        """Positions of the first ``wanted`` ids (best first) that are live rows in scope.
+
+        SQL is asked about the best few first and about more only when some of them failed
+        (a row deleted by another process since the index saw it): the pool holds hundreds of
+        candidates, the answer needs ``wanted``."""
+        kept: list[int] = []
+        step = max(2 * wanted, 16)
+        for lo in range(0, len(ids), step):
+            part = ids[lo : lo + step]
+            live = cls._recheck(conn, part, where)
+            kept.extend(lo + j for j, i in enumerate(part.tolist()) if i in live)
+            if len(kept) >= wanted:
+                break
+        return np.asarray(kept[:wanted], dtype=np.int64)
 
     @staticmethod
     def _recheck(conn: sqlite3.Connection, ids: IdArray, where: ScopeFilter) -> set[int]:

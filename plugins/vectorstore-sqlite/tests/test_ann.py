@@ -7,7 +7,9 @@ ones a million rows take (docs/recall.md, "Wide scopes").
 from __future__ import annotations
 
 import asyncio
+import json
 import signal
+import sqlite3
 import subprocess
 import sys
 import textwrap
@@ -336,3 +338,54 @@ def test_calibration_probes_more_cells_where_the_data_needs_it(tmp_path: Path) -
     loaded = wide._load(MODEL, DIM)
     assert loaded is not None
     assert loaded.probes == chosen["easy"]
+
+
+def test_probe_cap_lets_a_small_index_scan_everything_and_bounds_a_large_one() -> None:
+    """Calibration may probe every cell of a small index, and past a quarter of them, while
+    the rows scanned stay within SCAN_BUDGET (docs/recall.md, "Wide scopes")."""
+    assert _ann.SCAN_BUDGET == 150_000
+    assert _ann.probe_cap(128, 20_000) == 128
+    assert _ann.probe_cap(1024, 500_000) == 307
+    assert _ann.probe_cap(1024, 1_000_000) == 153
+    assert _ann.probe_cap(2048, 10_000_000) == _ann.probes_for(2048) == 64
+
+
+async def test_an_index_file_of_the_older_format_is_rebuilt_not_trusted(tmp_path: Path) -> None:
+    rows = clustered(N)
+    path = tmp_path / "v.db"
+    store = await built(path, rows)
+    wide = engine_wide(store)
+    file = wide.file_of(MODEL)
+    await store.close()
+    with np.load(file) as saved:
+        arrays = dict(saved)
+    header = json.loads(bytes(arrays["header"]).decode())
+    header["format"] = 1  # the 8-bit codes of the release before
+    arrays["header"] = np.frombuffer(json.dumps(header).encode(), dtype=np.uint8)
+    np.savez(file, **arrays)
+    assert _wide.WideScopes(path)._load(MODEL, DIM) is None
+    async with SqliteVectorStore(path) as store:
+        await store.search(rows[1], 10, ALL)
+        engine_wide(store).wait(60)
+        assert len(await store.search(rows[1], 10, ALL)) == 10
+        assert engine_wide(store).served == 1
+    with np.load(file) as saved:
+        assert json.loads(bytes(saved["header"]).decode())["format"] == _ann.FORMAT
+
+
+async def test_the_recheck_reads_on_past_candidates_that_are_gone(tmp_path: Path) -> None:
+    """The pool is re-checked in SQL best first, a few at a time: candidates that are no
+    longer live rows (or out of scope) are skipped and the next ones asked for."""
+    path = tmp_path / "v.db"
+    async with SqliteVectorStore(path) as store:
+        await store.upsert([record(i, v) for i, v in enumerate(clustered(200))])
+    conn = sqlite3.connect(path)
+    try:
+        gone = np.arange(10**9, 10**9 + 40, dtype=np.int64)  # no such rows
+        live = np.arange(1, 41, dtype=np.int64)
+        keep = _wide.WideScopes._live_first(conn, np.concatenate([gone, live]), ALL, 10)
+        assert keep.tolist() == list(range(40, 50))
+        nowhere = ScopeFilter(model_id=MODEL, session_ids=None, platform="nowhere")
+        assert len(_wide.WideScopes._live_first(conn, live, nowhere, 10)) == 0
+    finally:
+        conn.close()
