@@ -17,7 +17,7 @@ import math
 from collections.abc import Collection
 from typing import TYPE_CHECKING, Any
 
-from aalis_api_embedding import SEMANTIC, embedder_kind
+from aalis_api_embedding import SEMANTIC, embed_queries, embedder_kind
 from aalis_api_memory import MemoryService, MetadataKeys, supports
 from aalis_api_vectorstore import (
     LexicalSearch,
@@ -297,7 +297,7 @@ class VectorRecall:
         limit = self._config.max_text_chars
         try:
             async with asyncio.timeout(self._config.embed_timeout_s):
-                as_queries = [await embedder.embed_query(clip(h.text, limit)) for h in head]
+                as_queries = await embed_queries(embedder, [clip(h.text, limit) for h in head])
         except Exception as exc:
             self._logger.warning(
                 "re-ranking skipped: the embedder failed", error=f"{type(exc).__name__}: {exc}"

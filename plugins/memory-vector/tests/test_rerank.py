@@ -349,3 +349,23 @@ async def test_a_store_failing_the_densities_leaves_the_mean() -> None:
     store = _DensityFails()
     assert await _hub_first(10, store) == "We talked about it all evening."
     assert store.searches == 2
+
+
+class BatchingEmbedder(TableEmbedder):
+    """A ``TableEmbedder`` that also offers the optional ``embed_queries``."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.batches: list[list[str]] = []
+
+    async def embed_queries(self, texts: Sequence[str]) -> list[list[float]]:
+        self.batches.append(list(texts))
+        return [AS_QUERIES[text] for text in texts]
+
+
+async def test_candidates_are_embedded_in_one_batch_when_the_embedder_can() -> None:
+    embedder = BatchingEmbedder()
+    assert await _first(embedder, None) == "We adopted a grey tabby cat called Pixel."
+    assert embedder.query_calls == [QUERY]  # the question alone, one at a time
+    assert len(embedder.batches) == 1
+    assert sorted(embedder.batches[0]) == sorted(PASSAGES)
