@@ -64,7 +64,8 @@ class QueryBatch(Protocol):
     several queries at once is cheaper than one at a time (a local model runs one batch in
     about half the time of its texts one by one). Not part of ``Embedder``, so embedders
     written against the four required members keep working; callers use
-    ``embed_queries(embedder, texts)``, which falls back to ``embed_query`` per text."""
+    ``embed_queries(embedder, texts)``, which falls back to ``embed_query`` per text.
+    docs/recall.md ("The embedding contract")."""
 
     async def embed_queries(self, texts: Sequence[str]) -> list[list[float]]:
         """One query vector per text, in input order, each what ``embed_query`` gives that

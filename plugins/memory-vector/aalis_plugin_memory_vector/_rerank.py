@@ -45,14 +45,14 @@ _HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 _PROPER = re.compile(
     rf"(?<=[\w{_HAN}] )[A-Z][a-z]+|[A-Z][a-z]+(?=[{_HAN}])|(?<=[{_HAN}])[A-Z][a-z]+"
 )
-_HAN_RUN = re.compile(rf"[{_HAN}]")
+_HAN_CHAR = re.compile(rf"[{_HAN}]")
 _LATIN_WORD = re.compile(r"[A-Za-z]{2,}")
 
 #: Weight of the symmetric cosine in the re-ranking score (the asymmetric one has the rest).
 SYMMETRIC_WEIGHT = 0.5
 #: Weight of a candidate's density, subtracted from its score (docs/host/recall.md,
 #: "Re-ranking": every weight from 0.15 to 0.3 with 10 to 30 neighbours gave paraphrase
-#: hit@1 0.80 to 0.81, against 0.78 without).
+#: hit@1 0.80 to 0.82, against 0.78 without).
 DENSITY_WEIGHT = 0.25
 #: How many nearest stored neighbours a candidate's density is the mean cosine of.
 DENSITY_NEIGHBOURS = 20
@@ -76,7 +76,7 @@ def mixes_scripts(query: str) -> bool:
     """True when ``query`` holds both Chinese characters and a Latin word of two letters or
     more: the term written in the other script is a name or a term (``建德`` in an English
     question), which the lexical leg must decide."""
-    return _HAN_RUN.search(query) is not None and _LATIN_WORD.search(query) is not None
+    return _HAN_CHAR.search(query) is not None and _LATIN_WORD.search(query) is not None
 
 
 def density(own_id: str, neighbours: Sequence[VectorHit], k: int = DENSITY_NEIGHBOURS) -> float:
