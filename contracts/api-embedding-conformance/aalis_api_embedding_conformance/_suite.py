@@ -10,7 +10,7 @@ from typing import TypeVar
 
 import pytest
 import pytest_asyncio
-from aalis_api_embedding import LEXICAL, SEMANTIC, Embedder, EmbeddingError
+from aalis_api_embedding import LEXICAL, SEMANTIC, Embedder, EmbeddingError, embed_queries
 
 C = TypeVar("C", bound=type)
 
@@ -97,6 +97,20 @@ class EmbedderConformance:
 
     async def test_query_vector_has_the_same_width(self, embedder: Embedder) -> None:
         _assert_vector(await embedder.embed_query("what did I say about tea?"), embedder.dim)
+
+    async def test_query_batches_match_single_queries_in_order(self, embedder: Embedder) -> None:
+        # through the optional ``embed_queries`` when the embedder offers it (QueryBatch),
+        # else the fallback: either way one query vector per text, each its own
+        texts = ["what did I say about tea?", "我的火车几点出发", "invoice 4471"]
+        vectors = await embed_queries(embedder, texts)
+        assert isinstance(vectors, list)
+        assert len(vectors) == len(texts)
+        for text, vector in zip(texts, vectors, strict=True):
+            _assert_vector(vector, embedder.dim)
+            assert cosine(await embedder.embed_query(text), vector) >= self.batch_tolerance
+        assert await embed_queries(embedder, []) == []
+        with pytest.raises(TypeError):
+            await embed_queries(embedder, "a str is not a batch")
 
     async def test_an_empty_batch_returns_no_vectors(self, embedder: Embedder) -> None:
         assert await embedder.embed_documents([]) == []

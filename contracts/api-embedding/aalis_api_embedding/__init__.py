@@ -12,6 +12,8 @@ if TYPE_CHECKING:
         SEMANTIC as SEMANTIC,
         Embedder as Embedder,
         EmbedderKind as EmbedderKind,
+        QueryBatch as QueryBatch,
+        embed_queries as embed_queries,
         embedder_kind as embedder_kind,
     )
     from aalis_api_embedding._errors import (
@@ -37,7 +39,9 @@ if TYPE_CHECKING:
 #: Where each public name lives: its module is imported the first time one is used.
 _MODULES: dict[str, str] = {
     "aalis_api_embedding._capabilities": "embedding",
-    "aalis_api_embedding._embedder": "Embedder EmbedderKind LEXICAL SEMANTIC embedder_kind",
+    "aalis_api_embedding._embedder": (
+        "Embedder EmbedderKind LEXICAL QueryBatch SEMANTIC embed_queries embedder_kind"
+    ),
     "aalis_api_embedding._errors": (
         "EmbeddingConnectionError EmbeddingError EmbeddingRequestError "
         "EmbeddingResponseError EmbeddingServerError EmbeddingTimeout "
@@ -63,9 +67,11 @@ __all__ = [
     "EmbeddingTimeout",
     "EmbeddingUnavailable",
     "HashEmbedder",
+    "QueryBatch",
     "check_text",
     "check_texts",
     "check_vectors",
+    "embed_queries",
     "embedder_kind",
     "embedding",
 ]

@@ -58,6 +58,32 @@ class Embedder(Protocol):
         ...
 
 
+@runtime_checkable
+class QueryBatch(Protocol):
+    """The optional batch form of ``embed_query``: an embedder may offer it when embedding
+    several queries at once is cheaper than one at a time (a local model runs one batch in
+    about half the time of its texts one by one). Not part of ``Embedder``, so embedders
+    written against the four required members keep working; callers use
+    ``embed_queries(embedder, texts)``, which falls back to ``embed_query`` per text.
+    docs/recall.md ("The embedding contract")."""
+
+    async def embed_queries(self, texts: Sequence[str]) -> list[list[float]]:
+        """One query vector per text, in input order, each what ``embed_query`` gives that
+        text (within a batch's rounding); ``[]`` for an empty batch; a ``str`` as the
+        batch is a ``TypeError``."""
+        ...
+
+
+async def embed_queries(embedder: Embedder, texts: Sequence[str]) -> list[list[float]]:
+    """Query vectors for ``texts``, in order: the embedder's ``embed_queries`` when it
+    offers one (``QueryBatch``), else ``embed_query`` for each text in turn."""
+    from aalis_api_embedding._validation import check_texts
+
+    if isinstance(embedder, QueryBatch):
+        return await embedder.embed_queries(texts)
+    return [await embedder.embed_query(text) for text in check_texts(texts)]
+
+
 def embedder_kind(embedder: object) -> EmbedderKind | None:
     """The embedder's ``kind`` attribute when it declares a known one, else None.
 
@@ -72,4 +98,12 @@ def embedder_kind(embedder: object) -> EmbedderKind | None:
     return None
 
 
-__all__ = ["LEXICAL", "SEMANTIC", "Embedder", "EmbedderKind", "embedder_kind"]
+__all__ = [
+    "LEXICAL",
+    "SEMANTIC",
+    "Embedder",
+    "EmbedderKind",
+    "QueryBatch",
+    "embed_queries",
+    "embedder_kind",
+]

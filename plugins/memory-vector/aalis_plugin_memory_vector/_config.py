@@ -67,9 +67,10 @@ class MemoryVectorConfig:
     #: under a tenth of an 8k window.
     prompt_tokens: int = attrs.field(default=600, validator=positive_int)
     #: Candidates of the vector leg re-ranked by the mean of the asymmetric and the
-    #: symmetric cosine (each re-embedded as a query) when the query names no identifier
-    #: or proper name and the embedder is semantic; 0 turns re-ranking off (it costs one
-    #: query embedding per candidate). Measured in docs/host/recall.md, "Re-ranking".
+    #: symmetric cosine (each re-embedded as a query) less a quarter of their density
+    #: when the query names no identifier or proper name and the embedder is semantic; 0
+    #: turns re-ranking off (it costs one query embedding and one store search per
+    #: candidate). Measured in docs/host/recall.md, "Re-ranking".
     rerank_depth: int = attrs.field(default=10, validator=_count)
     #: Conversation messages shown before and after each hit, from the message store.
     neighbours: int = attrs.field(default=1, validator=_count)

@@ -17,7 +17,7 @@ import math
 from collections.abc import Collection
 from typing import TYPE_CHECKING, Any
 
-from aalis_api_embedding import SEMANTIC, embedder_kind
+from aalis_api_embedding import SEMANTIC, embed_queries, embedder_kind
 from aalis_api_memory import MemoryService, MetadataKeys, supports
 from aalis_api_vectorstore import (
     LexicalSearch,
@@ -232,7 +232,7 @@ class VectorRecall:
                 key=lambda hit: (-hit.score, -hit.timestamp),
             )
             if depth:
-                found = await self._reranked(embedder, vector, found, depth)
+                found = await self._reranked(embedder, store, where, vector, found, depth)
             words = await self._lexical(lexical, query, want, where)
             ranked = fuse(found, words or [], query)
             current = await self._checked(store, [f.hit for f in ranked])
@@ -263,7 +263,7 @@ class VectorRecall:
         and document vectors are the same), nor for a query naming an identifier or a
         proper name (the lexical leg decides those: docs/host/recall.md, "Re-ranking")."""
         from aalis_plugin_memory_vector._fusion import identifiers
-        from aalis_plugin_memory_vector._rerank import names_someone
+        from aalis_plugin_memory_vector._rerank import mixes_scripts, names_someone
 
         depth = self._config.rerank_depth
         if (
@@ -271,16 +271,25 @@ class VectorRecall:
             or embedder_kind(embedder) != SEMANTIC
             or identifiers(query)
             or names_someone(query)
+            or mixes_scripts(query)
         ):
             return 0
         return depth
 
     async def _reranked(
-        self, embedder: Any, query: list[float], found: list[VectorHit], depth: int
+        self,
+        embedder: Any,
+        store: Any,
+        where: ScopeFilter,
+        query: list[float],
+        found: list[VectorHit],
+        depth: int,
     ) -> list[VectorHit]:
         """``found`` with its best ``depth`` re-ranked (``_rerank.py``); as found when the
-        embedder fails or is too slow (the recall goes on, the log says why)."""
-        from aalis_plugin_memory_vector._rerank import rerank
+        embedder fails or is too slow (the recall goes on, the log says why). Each
+        candidate's density is asked of the store with its query vector, within ``where``:
+        the recall's own scope, so a hub is judged among what this recall can see."""
+        from aalis_plugin_memory_vector._rerank import DENSITY_NEIGHBOURS, density, rerank
 
         head, tail = found[:depth], found[depth:]
         if len(head) < 2:
@@ -288,13 +297,25 @@ class VectorRecall:
         limit = self._config.max_text_chars
         try:
             async with asyncio.timeout(self._config.embed_timeout_s):
-                as_queries = [await embedder.embed_query(clip(h.text, limit)) for h in head]
+                as_queries = await embed_queries(embedder, [clip(h.text, limit) for h in head])
         except Exception as exc:
             self._logger.warning(
                 "re-ranking skipped: the embedder failed", error=f"{type(exc).__name__}: {exc}"
             )
             return found
-        return [r.hit for r in rerank(head, query, as_queries)] + tail
+        densities: list[float] | None
+        try:
+            densities = [
+                density(hit.message_id, await store.search(as_query, DENSITY_NEIGHBOURS + 1, where))
+                for hit, as_query in zip(head, as_queries, strict=True)
+            ]
+        except Exception as exc:
+            self._logger.warning(
+                "re-ranking without densities: the store failed",
+                error=f"{type(exc).__name__}: {exc}",
+            )
+            densities = None
+        return [r.hit for r in rerank(head, query, as_queries, densities=densities)] + tail
 
     @staticmethod
     def _lexical_leg(store: Any) -> Any:

@@ -22,6 +22,7 @@ from aalis_api_embedding import (
     EmbeddingServerError,
     EmbeddingTimeout,
     HashEmbedder,
+    embed_queries,
     embedding,
 )
 from aalis_api_embedding_conformance import EmbedderConformance, cosine
@@ -168,6 +169,20 @@ async def test_batches_keep_input_order_when_the_server_shuffles(server: Embeddi
         assert [len(r["json"]["input"]) for r in server.requests] == [3, 3, 2]
         for text, vector in zip(texts, vectors, strict=True):
             assert cosine(vector, server.model.vector(text)) > 0.9999
+    finally:
+        await model.aclose()
+
+
+async def test_queries_are_embedded_in_one_request(server: EmbeddingServer) -> None:
+    # the optional QueryBatch: memory-vector's re-ranking asks for ten candidates at once
+    model = await OpenAIEmbedder.connect(config(server, dimensions=32))
+    try:
+        texts = [f"candidate {i}" for i in range(10)]
+        vectors = await embed_queries(model, texts)
+        assert len(server.requests) == 1
+        assert server.requests[0]["json"]["input"] == texts
+        for text, vector in zip(texts, vectors, strict=True):
+            assert cosine(vector, await model.embed_query(text)) > 0.9999
     finally:
         await model.aclose()
 
