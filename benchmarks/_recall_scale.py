@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 from _harness import Report, interleaved, print_table, sync
-from aalis_api_vectorstore import ScopeFilter
+from aalis_api_vectorstore import ScopeFilter, VectorRecord
 
 DIM = 384
 PER_SESSION = 100
@@ -117,6 +117,26 @@ def meta(lay: dict[str, Any], lo: int, hi: int) -> list[tuple[str, str, str, str
             )
         )
     return out
+
+
+def records(
+    lay: dict[str, Any], lo: int, hi: int, vectors: Any, model: str, t0: int
+) -> list[VectorRecord]:
+    """Rows ``lo`` to ``hi`` as the store's records (``vectors[j]`` is row ``lo + j``'s)."""
+    return [
+        VectorRecord(
+            message_id=f"m{i}",
+            session_id=session,
+            timestamp=t0 + i,
+            role=role,
+            model_id=model,
+            text=f"message {i}",
+            vector=vectors[i - lo],
+            platform=platform,
+            user_id=user,
+        )
+        for i, (session, role, platform, user) in zip(range(lo, hi), meta(lay, lo, hi), strict=True)
+    ]
 
 
 def recall_at(found: list[set[int]], truth: list[set[int]]) -> float:

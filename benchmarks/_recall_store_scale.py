@@ -25,13 +25,12 @@ from _recall_scale import (
     _unit_noise,
     chunks,
     layout,
-    meta,
     peak_rss_gib,
     recall_at,
+    records as records_of,
     scope_filters,
     scope_masks,
 )
-from aalis_api_vectorstore import VectorRecord
 
 MODEL = "bench-store"
 T0 = 1_700_000_000_000
@@ -76,22 +75,7 @@ async def load(store: Any, lay: dict[str, Any]) -> float:
     for lo, chunk in chunks(lay):
         for at in range(0, len(chunk), BATCH):
             first, last = lo + at, lo + min(at + BATCH, len(chunk))
-            records = [
-                VectorRecord(
-                    message_id=f"m{i}",
-                    session_id=session,
-                    timestamp=T0 + i,
-                    role=role,
-                    model_id=MODEL,
-                    text=f"message {i}",
-                    vector=chunk[i - lo],
-                    platform=platform,
-                    user_id=user,
-                )
-                for i, (session, role, platform, user) in zip(
-                    range(first, last), meta(lay, first, last), strict=True
-                )
-            ]
+            records = records_of(lay, first, last, chunk[at : at + BATCH], MODEL, T0)
             await store.upsert(records)
         if lo and lo % (10 * CHUNK) == 0:
             done = lo + len(chunk)

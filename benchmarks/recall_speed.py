@@ -91,7 +91,7 @@ from _harness import (
     sync,
 )
 from aalis_api_embedding import HashEmbedder
-from aalis_api_vectorstore import ScopeFilter, VectorRecord
+from aalis_api_vectorstore import ScopeFilter
 from aalis_plugin_vectorstore_sqlite import SqliteVectorStore, _ann
 from aalis_plugin_vectorstore_sqlite._engine import Engine
 from aalis_plugin_vectorstore_sqlite._schema import connect
@@ -138,22 +138,7 @@ async def load_store(path: Path, data: dict[str, Any]) -> tuple[SqliteVectorStor
     batch = 20_000
     for lo in range(0, len(rows), batch):
         hi = min(lo + batch, len(rows))
-        records = [
-            VectorRecord(
-                message_id=f"m{i}",
-                session_id=session,
-                timestamp=T0 + i,
-                role=role,
-                model_id=MODEL,
-                text=f"message {i}",
-                vector=rows[i],
-                platform=platform,
-                user_id=user,
-            )
-            for i, (session, role, platform, user) in zip(
-                range(lo, hi), scale.meta(lay, lo, hi), strict=True
-            )
-        ]
+        records = scale.records(lay, lo, hi, rows[lo:hi], MODEL, T0)
         await store.upsert(records)
     return store, time.perf_counter() - start
 
