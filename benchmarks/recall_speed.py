@@ -516,7 +516,7 @@ async def main(args: Any) -> None:
     sizes = [2_000, 10_000] if args.quick else [100_000, 1_000_000]
     if args.sizes:
         sizes = [int(s) for s in args.sizes.split(",") if int(s) > 0]
-    real_sizes = [300] if args.quick else []
+    real_sizes = [100] if args.quick else []
     if args.real:
         real_sizes = [int(args.real)]
     index_sizes = [20_000] if args.quick else []
