@@ -410,7 +410,7 @@ async def measure_real(report: Report, n: int, quick: bool, k: int, cache: Path 
 
     with tempfile.TemporaryDirectory() as scratch:
         rows, qs, model, embed_s = await real_vectors(
-            n, cache or Path(scratch), 10 if quick else REAL_QUERIES, stdlib=not quick
+            n, cache or Path(scratch), 5 if quick else REAL_QUERIES, stdlib=not quick
         )
     faiss.omp_set_num_threads(2)
     start = time.perf_counter()
@@ -421,7 +421,9 @@ async def measure_real(report: Report, n: int, quick: bool, k: int, cache: Path 
     ann.calibrate(rows)
     calibrate_s = time.perf_counter() - start
     cells = int(ann.index.nlist)
-    before = _sq8_before(rows, cells)
+    # The release before: sqrt(n) cells (a power of two), at most a quarter of them probed.
+    before_cells = int(min(2048, max(64, 2 ** round(np.log2(max(1.0, np.sqrt(n)))))))
+    before = _sq8_before(rows, before_cells)
     faiss.omp_set_num_threads(1)
     exact = qs @ rows.T
     truth = [set(np.argpartition(-row, k - 1)[:k].tolist()) for row in exact]
@@ -442,32 +444,33 @@ async def measure_real(report: Report, n: int, quick: bool, k: int, cache: Path 
 
     table = []
     steps = {2**i for i in range(int(np.log2(cells)) + 1)} | {ann.probes or 1}
-    for probes in sorted(steps):
-        for name, search in (
-            (f"1-bit RaBitQ, pool {pool}", ours),
-            ("8-bit SQ, pool 64 (before)", old),
-        ):
-            found, times = [], []
-            for q in qs:
-                t = time.perf_counter()
-                found.append(search(q, probes))
-                times.append(time.perf_counter() - t)
-            recall = recall_at(found, truth)
-            median_us = round(float(np.median(times)) * 1e6, 1)
-            report.row(
-                kind="real-recall",
-                level="index",
-                n=n,
-                model=model,
-                cells=cells,
-                index=name,
-                probes=probes,
-                calibrated=probes == ann.probes and name.startswith("1-bit"),
-                queries=len(qs),
-                recall_at_10=recall,
-                median_us=median_us,
-            )
-            table.append([n, cells, probes, name, recall, median_us / 1000])
+    runs = [(p, f"1-bit RaBitQ, pool {pool}", ours, cells) for p in sorted(steps)]
+    runs += [
+        (2**i, "8-bit SQ, pool 64 (before)", old, before_cells)
+        for i in range(int(np.log2(before_cells)) + 1)
+    ]
+    for probes, name, search, cells_of in runs:
+        found, times = [], []
+        for q in qs:
+            t = time.perf_counter()
+            found.append(search(q, probes))
+            times.append(time.perf_counter() - t)
+        recall = recall_at(found, truth)
+        median_us = round(float(np.median(times)) * 1e6, 1)
+        report.row(
+            kind="real-recall",
+            level="index",
+            n=n,
+            model=model,
+            cells=cells_of,
+            index=name,
+            probes=probes,
+            calibrated=probes == ann.probes and name.startswith("1-bit"),
+            queries=len(qs),
+            recall_at_10=recall,
+            median_us=median_us,
+        )
+        table.append([n, cells_of, probes, name, recall, median_us / 1000])
     report.row(
         kind="real-build",
         level="index",

@@ -11,8 +11,11 @@ What is compared, in one run and interleaved (``_harness.interleaved``), on the 
   rows scored — the cost of an exact filtered search with a perfect, free index.
 * **vectorstore-sqlite**: ``await store.search(query, k, ScopeFilter(...))`` — the real
   API: validation, the hop to the store's thread, the scope filter, then for a wide scope of
-  a large model the approximate index (faiss IVF with one-bit RaBitQ codes, the scope as a per-query id bitmap,
-  exact re-rank, SQL re-check; docs/recall.md, "Wide scopes"), else the exact scan;
+  a large model the approximate index (faiss IVF with one-bit RaBitQ codes, the scope as a
+  per-query id bitmap, exact re-rank, SQL re-check; docs/recall.md, "Wide scopes"), else the
+  exact scan;
+* **vectorstore-sqlite engine, probes at the cap**: the engine with its index set to the
+  most probes calibration may choose (``_ann.probe_cap``): the cost on data that needs them;
 * **vectorstore-sqlite engine**: the same search without the hop (the store's engine on a
   connection of the measuring thread), and **vectorstore-sqlite exact engine**: the engine
   with the approximate index switched off (``Engine.approximate = False``: every search the
@@ -502,7 +505,7 @@ async def main(args: Any) -> None:
     sizes = [2_000, 10_000] if args.quick else [100_000, 1_000_000]
     if args.sizes:
         sizes = [int(s) for s in args.sizes.split(",") if int(s) > 0]
-    real_sizes = [300] if args.quick else []
+    real_sizes = [100] if args.quick else []
     if args.real:
         real_sizes = [int(args.real)]
     index_sizes = [20_000] if args.quick else []

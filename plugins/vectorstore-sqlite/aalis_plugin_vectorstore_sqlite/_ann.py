@@ -6,13 +6,14 @@ one-bit RaBitQ codes scanned 32 rows at a time (``IndexIVFRaBitQFastScan``: 1/32
 float32 bytes plus a few floats a row) proposes a pool of candidates; the scope is applied
 *inside* its search as a per-query bitmap of the row ids in scope (``IDSelectorBitmap``),
 the pool is re-ranked exactly against the float32 rows the store already holds, and every
-hit is re-checked against the live rows in SQL. Why these codes and not 8-bit scalar ones:
-real embeddings spread a query's ten nearest rows over many cells, so reaching recall@10
-0.95 means scanning a large share of the rows; these codes scan about 2.5 times faster than
-8-bit ones, and a pool of ``MIN_POOL`` re-ranked exactly makes up for their coarser scores
-(docs/recall.md, "Wide scopes"). Fewer than ``k`` in-scope hits while ``k`` exist widens the search (more probes) and
-finally falls back to the exact scan, so ``k`` come back whenever ``k`` exist
-(docs/recall.md, "Wide scopes").
+hit is re-checked against the live rows in SQL. Fewer than ``k`` in-scope hits while ``k``
+exist widens the search (more probes) and finally falls back to the exact scan, so ``k``
+come back whenever ``k`` exist.
+
+Why these codes and not 8-bit scalar ones: real embeddings spread a query's ten nearest
+rows over many cells, so reaching recall@10 0.95 means scanning a large share of the rows;
+these codes scan a row 2 to 10 times faster than 8-bit ones, and a pool of ``MIN_POOL``
+re-ranked exactly makes up for their coarser scores (docs/recall.md, "Wide scopes").
 
 The index also carries the scope columns of its rows (session, role, platform, user as
 small integer codes) so a wide scope becomes a bitmap without reading a million ids from
