@@ -416,7 +416,7 @@ class Engine:
         if matrix is None or matrix.version != version or matrix.size != count:
             from aalis_plugin_vectorstore_sqlite._matrix import ModelMatrix
 
-            matrix = ModelMatrix.load(self.conn, model_id, dim, count, version)
+            matrix = ModelMatrix.load(self.conn, model_id, dim, version)
             self.matrices[model_id] = matrix
         return matrix
 

@@ -112,19 +112,30 @@ class ModelMatrix:
         return self._ids[: self.size]
 
     @classmethod
-    def load(
-        cls, conn: sqlite3.Connection, model_id: str, dim: int, count: int, version: int
-    ) -> ModelMatrix:
-        """Read every vector of the model (inside the caller's read transaction)."""
-        matrix = cls(model_id, dim, version)
-        matrix._reserve(count)
-        cursor = conn.execute(
-            "SELECT id, vector, role FROM vectors WHERE model_id = ? ORDER BY id", (model_id,)
+    def load(cls, conn: sqlite3.Connection, model_id: str, dim: int, version: int) -> ModelMatrix:
+        """Read every vector of the model (inside the caller's read transaction).
+
+        The model's ids come from a covering index and are sorted here; the rows are then
+        read by ranges of the primary key. ``WHERE model_id = ? ORDER BY id`` made SQLite
+        sort every row, vectors included, in a temporary B-tree held in memory
+        (``temp_store = MEMORY``): 15 GB more at ten million rows."""
+        ids = np.fromiter(
+            (
+                row[0]
+                for row in conn.execute("SELECT id FROM vectors WHERE model_id = ?", (model_id,))
+            ),
+            dtype=np.int64,
         )
-        while True:
-            chunk = cursor.fetchmany(_CHUNK)
-            if not chunk:
-                break
+        ids.sort()
+        matrix = cls(model_id, dim, version)
+        matrix._reserve(len(ids))
+        for lo in range(0, len(ids), _CHUNK):
+            part = ids[lo : lo + _CHUNK]
+            chunk = conn.execute(
+                "SELECT id, vector, role FROM vectors NOT INDEXED "
+                "WHERE id BETWEEN ? AND ? AND model_id = ? ORDER BY id",
+                (int(part[0]), int(part[-1]), model_id),
+            ).fetchall()
             matrix._put([row[0] for row in chunk], decode([row[1] for row in chunk], dim))
             matrix.roles.update(row[2] for row in chunk)
         return matrix

@@ -205,7 +205,9 @@ class WideScopes:
                 chunk_ids = ids[lo : lo + _ADD_CHUNK]
                 meta = _meta_rows(
                     conn,
-                    "SELECT id, session_id, role, platform, user_id FROM vectors "
+                    # NOT INDEXED: a range of the primary key, not every row of the
+                    # model through its index once per chunk.
+                    "SELECT id, session_id, role, platform, user_id FROM vectors NOT INDEXED "
                     "WHERE id BETWEEN ? AND ? AND model_id = ?",
                     [int(chunk_ids[0]), int(chunk_ids[-1]), model_id],
                 )

@@ -50,10 +50,10 @@ def assert_current(engine: Engine, model: str = "m") -> ModelMatrix:
     held = engine.matrices[model]
     conn = sqlite3.connect(engine.path)
     try:
-        dim, count, version = conn.execute(
-            "SELECT dim, count, version FROM models WHERE model_id = ?", (model,)
+        dim, version = conn.execute(
+            "SELECT dim, version FROM models WHERE model_id = ?", (model,)
         ).fetchone()
-        fresh = ModelMatrix.load(conn, model, dim, count, version)
+        fresh = ModelMatrix.load(conn, model, dim, version)
     finally:
         conn.close()
     assert held.version == version
