@@ -41,11 +41,11 @@ For each contender and scope the run checks how many of the k hits are in scope 
 recall@10 against the exact top 10 over several queries; the store must return k whenever k
 exist (the run fails otherwise) and reach recall@10 >= 0.95.
 
-**10M vectors** are measured at the index level (``--index-sizes``): rows generated in
-chunks into a float32 file on disk (15 GB at 384 dimensions), the same ``AnnIndex`` built
-from them (one-bit codes in RAM), searched with the same scope bitmaps and re-ranked exactly
-against the float32 rows read from that file; loading 10M rows through the store's API
-(about 4 000 vectors/s) would take most of an afternoon. Peak RSS is reported.
+**10M vectors** go through the store with ``--store-sizes 10000000``
+(``_recall_store_scale``): the rows are streamed into the store's API a generated chunk at
+a time, so the run never holds them, and the exact answers come from generating the chunks
+again (about 20 minutes here, peak RSS reported). ``--index-sizes`` measures the
+``AnnIndex`` alone on rows written to a float32 file on disk.
 
 **Real embeddings** (``--real N [--real-cache DIR]``): N distinct lines of this
 repository's docs and sources and of the Python standard library's sources, embedded by
@@ -55,7 +55,7 @@ about 46 lines/s a core, so ``--real-cache DIR`` (outside the repository) keeps 
 their vectors in chunks, fills what is missing and reuses the rest.
 
 Run: ``.venv/bin/python benchmarks/recall_speed.py [--quick] [--sizes 100000,1000000]
-[--index-sizes 10000000] [--real 20000]`` → ``benchmarks/results/recall_speed.json`` (the
+[--store-sizes 10000000] [--index-sizes 10000000] [--real 20000]`` → ``benchmarks/results/recall_speed.json`` (the
 real-embedding run was written with ``--sizes 0 --index-sizes 0 --real 20000 --out
 benchmarks/results/recall_speed_real.json``).
 """
