@@ -33,7 +33,7 @@ from aalis_api_vectorstore import (
     batch_dims,
 )
 
-from aalis_plugin_vectorstore_sqlite import _in_step as in_step
+import aalis_plugin_vectorstore_sqlite._in_step as in_step
 from aalis_plugin_vectorstore_sqlite._lexical import (
     TABLE as LEXICAL_TABLE,
     index_after,
