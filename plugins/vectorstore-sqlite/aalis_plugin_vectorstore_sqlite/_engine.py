@@ -160,6 +160,23 @@ class Engine:
         self.matrices.clear()
         self.conn.close()
 
+    def _removing(
+        self,
+        wide: WideScopes | None,
+        where: str,
+        params: Sequence[object],
+        into: dict[str, list[int]],
+    ) -> None:
+        """Note the rows a ``DELETE`` with this ``WHERE`` is about to remove, for the
+        indexes (``wide``) and, by model, in ``into`` for the matrices: one read for both."""
+        if wide is None and not self.matrices:
+            return
+        rows = in_step.removing(self.conn, where, params)
+        if wide is not None:
+            wide.removing(rows)
+        for row_id, model_id in rows:
+            into.setdefault(model_id, []).append(row_id)
+
     def _reading(self) -> set[str]:
         return self.wide.reading() if self.wide is not None else set()
 
@@ -221,10 +238,7 @@ class Engine:
         for start in range(0, len(keys), MAX_INLINE):
             chunk = keys[start : start + MAX_INLINE]
             where = f"message_id IN ({','.join('?' * len(chunk))})"
-            if wide is not None:
-                wide.removing(conn, where, chunk)
-            if self.matrices:
-                in_step.note_removed(conn, where, chunk, replaced)
+            self._removing(wide, where, chunk, replaced)
         for model_id, width in batch.dims.items():
             conn.execute(
                 "INSERT INTO models (model_id, dim) VALUES (?, ?) "
@@ -273,10 +287,7 @@ class Engine:
                     )
                 )
             for where, params in clauses:
-                if wide is not None:
-                    wide.removing(self.conn, where, params)
-                if self.matrices:
-                    in_step.note_removed(self.conn, where, params, removed)
+                self._removing(wide, where, params, removed)
             if values is None:
                 count = self.conn.execute(
                     "DELETE FROM vectors WHERE session_id = ?", (session_id,)

@@ -36,12 +36,17 @@ def state(conn: sqlite3.Connection, models: Sequence[str]) -> State:
     }
 
 
-def note_removed(
-    conn: sqlite3.Connection, where: str, params: Sequence[object], into: dict[str, list[int]]
-) -> None:
-    """Add the ids a ``DELETE FROM vectors WHERE <where>`` is about to remove, by model."""
-    for row_id, model_id in conn.execute(f"SELECT id, model_id FROM vectors WHERE {where}", params):
-        into.setdefault(str(model_id), []).append(int(row_id))
+def removing(
+    conn: sqlite3.Connection, where: str, params: Sequence[object]
+) -> list[tuple[int, str]]:
+    """The rows (id, model) a ``DELETE FROM vectors WHERE <where>`` is about to remove: read
+    once, for the approximate indexes and for the matrices alike."""
+    return [
+        (int(row_id), str(model_id))
+        for row_id, model_id in conn.execute(
+            f"SELECT id, model_id FROM vectors WHERE {where}", params
+        )
+    ]
 
 
 def apply(

@@ -211,7 +211,7 @@ class ModelMatrix:
         return pos
 
 
-def top_k(scores: AnyRows, k: int) -> npt.NDArray[np.intp]:
+def top_k(scores: npt.NDArray[np.floating[Any]], k: int) -> npt.NDArray[np.intp]:
     """Indices of the ``k`` highest scores, best first (all of them when fewer)."""
     n = len(scores)
     if k >= n:

@@ -387,16 +387,14 @@ class WideScopes:
     def before_write(self, conn: sqlite3.Connection) -> None:
         self._pending = _Pending(_versions(conn)) if self.tracking else None
 
-    def removing(self, conn: sqlite3.Connection, sql: str, params: Sequence[object]) -> None:
-        """Note the rows a ``DELETE`` with this ``WHERE`` is about to remove."""
+    def removing(self, rows: Sequence[tuple[int, str]]) -> None:
+        """Note the rows (id, model) a ``DELETE`` is about to remove."""
         pending = self._pending
         if pending is None:
             return
-        for row_id, model_id in conn.execute(
-            f"SELECT id, model_id FROM vectors WHERE {sql}", params
-        ):
+        for row_id, model_id in rows:
             if model_id in self.indexes:
-                pending.removed.setdefault(model_id, []).append(int(row_id))
+                pending.removed.setdefault(model_id, []).append(row_id)
 
     def inserted(
         self,
