@@ -158,7 +158,9 @@ def langgraph(aalis: Aalis, work: Path, turns: int) -> list[str]:
         ]
         builtin.delete_thread("trip")
         out.append(f"          delete_thread(): {rows(db, 'checkpoints')} checkpoints left")
-    run(_graph(AalisSaver(aalis.host), turns), "trip-langgraph")
+    saver = AalisSaver(aalis.host)
+    run(_graph(saver, turns), "trip-langgraph")
+    saver.flush()  # the history copy is made behind the puts; this waits for the last one
     space = thread_namespace("trip-langgraph")
     entries = len(aalis.host.memory.list_metadata(space))
     out.append(f"aalis     AalisSaver: {entries} metadata entries in {space}")

@@ -7,6 +7,12 @@ a plugin (an app constructs it), and ``aalis clear`` runs in another process tha
 so this small plugin, registered by the distribution's entry point, joins the
 ``memory_clear`` chain of every host where aalis-langgraph is installed. It imports no
 LangGraph: it only deletes metadata namespaces (docs/integrations/langgraph.md, "Clearing").
+
+It also finishes the savers' history copies (``_copies.py``) of its loop before a clear or
+a forget deletes anything (a later copy would bring the messages back) and when the host
+stops. It uses recall, compression and facts so that it starts after the plugins that
+listen to the copies' saves, and therefore stops before them: its last copies still reach
+them.
 """
 
 from __future__ import annotations
@@ -14,9 +20,12 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from aalis_api_memory import CONTEXT, ClearRequest, Delete, Put, memory
+from aalis_api_memory import CONTEXT, ClearRequest, Delete, ForgetRequest, Put, compression, memory
+from aalis_api_relation import relation
+from aalis_api_vectorstore import recall
 
 from aalis_core import Plugin, hookimpl
+from aalis_langgraph._copies import flush_everywhere
 from aalis_langgraph._layout import THREADS, thread_namespace
 
 if TYPE_CHECKING:
@@ -34,7 +43,13 @@ class LangGraphThreads(Plugin):
     """
 
     name = "langgraph"
-    uses: ClassVar[dict[str, Any]] = {"memory": memory}
+    # Only ``memory`` is called; the others order the start (see the module).
+    uses: ClassVar[dict[str, Any]] = {
+        "memory": memory,
+        "recall": recall,
+        "compression": compression,
+        "relation": relation,
+    }
 
     def __init__(self) -> None:
         self._memory: Handle[Any] | None = None
@@ -43,12 +58,21 @@ class LangGraphThreads(Plugin):
         self._memory = ctx.caps.memory
 
     async def stop(self) -> None:
+        await flush_everywhere()
         self._memory = None
+
+    @hookimpl
+    async def memory_forget(
+        self, request: ForgetRequest, call_next: Callable[[], Awaitable[None]]
+    ) -> None:
+        await flush_everywhere()
+        await call_next()
 
     @hookimpl
     async def memory_clear(
         self, request: ClearRequest, call_next: Callable[[], Awaitable[None]]
     ) -> None:
+        await flush_everywhere()
         await call_next()
         handle = self._memory
         if not request.wants(CONTEXT) or handle is None or not handle.present:

@@ -31,6 +31,7 @@ from aalis_schema_message import Message
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from langchain_core.runnables import RunnableConfig
 
+from aalis_langgraph._copies import flush_everywhere
 from aalis_langgraph._entries import thread_of
 from aalis_langgraph._messages import PLATFORM, _text_of
 
@@ -109,6 +110,9 @@ async def _context(
 ) -> list[SystemMessage]:
     session_id = thread_of(config)
     platform = (config.get("configurable") or {}).get("platform") or PLATFORM
+    # The savers' copies still owed on this loop (earlier runs, other threads of the
+    # person) are made first, so recall reads every turn that ended before this one.
+    await flush_everywhere()
     await _stored(host, session_id, messages, wait)
     out: list[SystemMessage] = []
     summary = await _summary(host, session_id)

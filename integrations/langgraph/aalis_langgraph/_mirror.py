@@ -20,9 +20,11 @@ from typing import Any
 
 from aalis_agent import report_usage, save_conversation
 from aalis_api_memory import (
+    Delete,
     MemoryService,
     MessagesById,
     Person,
+    Put,
     supports,
 )
 from aalis_schema_message import Message, new_message_id
@@ -93,12 +95,15 @@ async def mirror(
     value: Any,
     person: Person | None = None,
     platform: str = PLATFORM,
+    also: Sequence[Put | Delete] = (),
 ) -> None:
     """Bring ``session_id``'s history to the graph messages ``value`` (see the module).
 
     ``person`` is who speaks in the thread: stamped on every user message saved, so the
     session is that person's for recall's ``user`` scope and for forgetting them; the
-    record keeps it for the saves that have no config (``copy_thread``, ``prune``)."""
+    record keeps it for the saves that have no config (``copy_thread``, ``prune``).
+    ``also`` is written in the record's batch (or alone, when the history needs nothing):
+    the due markers a copy made behind the checkpoints covers (``_copies.py``)."""
     messages = graph_messages(value)
     if messages is None:
         _log.warning(
@@ -107,6 +112,8 @@ async def mirror(
             session_id,
             type(value).__name__,
         )
+        if also:
+            await memory.commit_metadata(list(also))
         return
     record = await memory.get_metadata(space, MIRROR_KEY) or {}
     rows: dict[str, Row] = {
@@ -125,6 +132,8 @@ async def mirror(
             rows[key]["fp"] = digests[key]
     fresh = [key for key in keys if key not in rows]
     if not fresh and not changed and not gone and not upgraded:
+        if also:
+            await memory.commit_metadata(list(also))
         return
     # Everything is converted before anything is written: a message Aalis cannot store
     # (not JSON) raises here and the history stays as it was.
@@ -165,7 +174,7 @@ async def mirror(
     kept: dict[str, Any] = {"messages": {k: [r["id"], r["fp"], r["ts"]] for k, r in rows.items()}}
     if person is not None:
         kept["person"] = [person.platform, person.user_id]
-    await memory.save_metadata(space, MIRROR_KEY, kept)
+    await memory.commit_metadata([Put(space, MIRROR_KEY, kept), *also])
     if saved:
         # How long the session is now (the message count: the saver sees no model call's
         # window, so it claims no tokens), so memory-summary's count line can compress it.

@@ -23,6 +23,7 @@ Namespace ``langgraph-threads`` lists the threads (for ``list(None)``, ``delete_
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import random
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from typing import Any, TypeVar, cast
@@ -50,6 +51,7 @@ from langgraph.checkpoint.base import (
 )
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
+from aalis_langgraph._copies import DUE, HistoryCopies
 from aalis_langgraph._entries import (
     Entries,
     head_entry as _head,
@@ -66,6 +68,16 @@ from aalis_langgraph._mirror import mirror
 T = TypeVar("T")
 
 
+#: How long (seconds) a thread's history copy waits for more puts before it is made: well
+#: under what a person notices in `aalis serve`, and long enough that the puts of one graph
+#: step (a tool-calling step writes several) share one copy.
+HISTORY_DELAY = 0.1
+
+
+def _config(thread_id: str, ns: str, cid: str) -> RunnableConfig:
+    return {"configurable": {"thread_id": thread_id, "checkpoint_ns": ns, "checkpoint_id": cid}}
+
+
 class AalisSaver(BaseCheckpointSaver[str]):
     """A ``BaseCheckpointSaver`` over the host's memory provider (sync and async).
 
@@ -77,6 +89,12 @@ class AalisSaver(BaseCheckpointSaver[str]):
     ``config["configurable"]["user_id"]`` (and ``["platform"]``) names it per thread and
     wins. The person is stamped on the user messages of the history, which is what
     recall's ``user`` scope and ``aalis forget --person`` go by (docs/host/privacy.md).
+
+    The history copy is made ``history_delay`` seconds (default 0.1) after a put, once for
+    all the puts of the thread in between, so a put costs about what the checkpoint costs;
+    ``aflush``/``flush`` waits for it, and so do the host's stop, a clear and a forget.
+    ``history_delay=0`` makes the copy inside every put, which then fails whole on a
+    message the history cannot hold (docs/integrations/langgraph.md).
     """
 
     def __init__(
@@ -88,6 +106,7 @@ class AalisSaver(BaseCheckpointSaver[str]):
         messages: str | None = "messages",
         platform: str = PLATFORM,
         user_id: str | None = None,
+        history_delay: float = HISTORY_DELAY,
     ) -> None:
         super().__init__(serde=serde)
         self.platform = platform
@@ -101,6 +120,17 @@ class AalisSaver(BaseCheckpointSaver[str]):
         # put_writes reads, merges and writes one entry; parallel tasks of one step write to
         # the same checkpoint at once, so merges of one saver take turns per checkpoint.
         self._locks: dict[tuple[str, str, str], asyncio.Lock] = {}
+        if (
+            isinstance(history_delay, bool)
+            or not isinstance(history_delay, int | float)
+            or not 0 <= history_delay <= 60
+        ):
+            raise ValueError(f"history_delay must be seconds from 0 to 60, got {history_delay!r}")
+        self.history_delay = float(history_delay)
+        # The copy into the history is made behind the puts (``_copies.py``) unless the
+        # delay is 0, which makes it inside each put as before.
+        self._copies = HistoryCopies(self._copy, self.history_delay) if history_delay else None
+        self._recovered = False
 
     @property
     def _store(self) -> MemoryService:
@@ -302,19 +332,90 @@ class AalisSaver(BaseCheckpointSaver[str]):
             ops.append(Put(space, _key("h", ns), {**head, "values": carried}))
         ops.append(Put(THREADS, thread_id, {"namespace": space}))
         channel = self.messages_channel
+        copies = self._copies
         if channel is not None and ns == "" and newest and channel in new_versions:
-            # Before the checkpoint: a message Aalis cannot store fails the put whole.
-            await mirror(
-                self._store,
-                self._host,
-                thread_id,
-                space,
-                values.get(channel),
-                person,
-                self.platform,
-            )
+            if copies is None:
+                # Before the checkpoint: a message Aalis cannot store fails the put whole.
+                await mirror(
+                    self._store,
+                    self._host,
+                    thread_id,
+                    space,
+                    values.get(channel),
+                    person,
+                    self.platform,
+                )
+            else:
+                await self._recover()
+                owed = copies.owed_person(thread_id)
+                if person is not None and owed is not None and owed != person:
+                    # The owed copy stamps the person of its newest put: another person's
+                    # turn waits until the previous one's messages carry theirs.
+                    await copies.flush(thread_id)
+                window = copies.window(thread_id)
+                if window is None:
+                    ops.append(Put(DUE, _key(thread_id, cid), {}))
+                await self._store.commit_metadata(ops)
+                if not copies.join(thread_id, cid, person, window, marked=window is None):
+                    await self._store.commit_metadata([Put(DUE, _key(thread_id, cid), {})])
+                    copies.join(thread_id, cid, person, None, marked=True)
+                return _config(thread_id, ns, cid)
         await self._store.commit_metadata(ops)
-        return {"configurable": {"thread_id": thread_id, "checkpoint_ns": ns, "checkpoint_id": cid}}
+        return _config(thread_id, ns, cid)
+
+    async def _copy(self, thread_id: str, person: Person | None, cids: Sequence[str]) -> None:
+        """The copy ``_copies.py`` owes ``thread_id``: its history brought to the newest root
+        checkpoint the store holds now, with the due markers of ``cids`` deleted alongside."""
+        channel = self.messages_channel
+        assert channel is not None
+        space = thread_namespace(thread_id)
+        done = [Delete(DUE, _key(thread_id, cid)) for cid in cids]
+        found, value = await self._newest_value(thread_id, channel)
+        if not found and await self._store.get_metadata(space, MIRROR_KEY) is None:
+            await self._store.commit_metadata(done)  # deleted or cleared since: no history
+            return
+        await mirror(self._store, self._host, thread_id, space, value, person, self.platform, done)
+
+    async def _newest_value(self, thread_id: str, channel: str) -> tuple[bool, Any]:
+        """Whether the thread has a newest root checkpoint, and its value of ``channel``
+        (None when it has none): from the head, which carries a small value, so one read;
+        only that channel is decoded."""
+        space = thread_namespace(thread_id)
+        head = await self._store.get_metadata(space, _key("h", ""))
+        if head is None:
+            return False, None
+        entry = head.get("entry")
+        if not isinstance(entry, dict):
+            entry = await self._store.get_metadata(space, _key("c", "", str(head["id"])))
+            if entry is None:
+                return False, None
+        checkpoint = self.serde.loads_typed(_unpack(entry["checkpoint"]))
+        version = checkpoint.get("channel_versions", {}).get(channel)
+        if version is None:
+            return True, None
+        carried = (head.get("values") or {}).get(channel)
+        if isinstance(carried, list) and carried[0] == version:
+            packed = carried[1]
+        else:
+            blob = await self._store.get_metadata(space, _key("b", "", channel, version))
+            packed = blob.get("value") if blob is not None else None
+        return True, None if packed is None else self.serde.loads_typed(_unpack(packed))
+
+    async def _recover(self) -> None:
+        """Owe again the copies an earlier saver's process still owed when it stopped (its
+        due markers), once per saver, at its first put."""
+        if self._recovered or self._copies is None:
+            return
+        self._recovered = True
+        for entry in await self._store.list_metadata(DUE):
+            key = _parts(entry.key)
+            if len(key) == 2:
+                self._copies.join(str(key[0]), str(key[1]), None, None, marked=True)
+
+    async def _flush(self, thread_id: str | None = None) -> None:
+        if self._copies is not None:
+            await self._recover()
+            await self._copies.flush(thread_id)
 
     async def _put_writes(
         self,
@@ -351,6 +452,9 @@ class AalisSaver(BaseCheckpointSaver[str]):
             )
 
     async def _delete_thread(self, thread_id: str) -> None:
+        # An owed copy is made first: one made after the deletion would bring the thread's
+        # messages back into a history the deletion clears.
+        await self._settle(str(thread_id))
         space = thread_namespace(str(thread_id))
         mirrored = await self._store.get_metadata(space, MIRROR_KEY) is not None
         keys = [e.key for e in await self._store.list_metadata(space)]
@@ -362,12 +466,21 @@ class AalisSaver(BaseCheckpointSaver[str]):
             # clear goes, so its summary, vectors and facts go too.
             await run_clear(self._host, "session", session_id=check_session_id(str(thread_id)))
 
+    async def _settle(self, thread_id: str) -> None:
+        """Make ``thread_id``'s owed copy before an operation that moves or deletes the
+        thread; one that failed stays owed (logged) and stops nothing here."""
+        if self._copies is not None and self._copies.owes(thread_id):
+            # A failure was logged by the copy; its markers stay for a later one.
+            with contextlib.suppress(Exception):
+                await self._copies.flush(thread_id)
+
     async def _remirror(self, thread_id: str) -> None:
         """Bring the session's history to the thread's newest root checkpoint, after an
         operation that moved it (a copy, a deletion of runs)."""
         channel = self.messages_channel
         if channel is None:
             return
+        await self._settle(thread_id)
         config: RunnableConfig = {"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}}
         found = await self._get_tuple(config)
         space = thread_namespace(thread_id)
@@ -425,6 +538,7 @@ class AalisSaver(BaseCheckpointSaver[str]):
             await self._remirror(thread_id)
 
     async def _copy_thread(self, source: str, target: str) -> None:
+        await self._settle(str(source))  # its record names the person the copy speaks for
         entries = await self._entries(str(source))
         if not entries:
             return
@@ -510,6 +624,15 @@ class AalisSaver(BaseCheckpointSaver[str]):
     async def aprune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
         await self._async(lambda: self._prune(thread_ids, strategy))
 
+    async def aflush(self, thread_id: str | None = None) -> None:
+        """Make the history copies still owed now (one thread's, or every thread's) and
+        wait for them, including those an earlier process left owed. Raises the first copy
+        that failed since the last flush (a message Aalis cannot store, a store error).
+
+        The host's stop, ``aalis clear`` and ``aalis forget`` in this process flush for you;
+        call it when this process reads the history right after a run."""
+        await self._async(lambda: self._flush(thread_id))
+
     # -- LangGraph's interface: sync (a SyncHost, or a host on another thread's loop) -------
 
     def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
@@ -554,6 +677,10 @@ class AalisSaver(BaseCheckpointSaver[str]):
 
     def prune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
         self._sync(lambda: self._prune(thread_ids, strategy))
+
+    def flush(self, thread_id: str | None = None) -> None:
+        """``aflush`` from synchronous code (a ``SyncHost``)."""
+        self._sync(lambda: self._flush(thread_id))
 
     def get_next_version(self, current: str | None, channel: None) -> str:
         """``<counter>.<random>``, as LangGraph's own savers: ordered, and unique when two

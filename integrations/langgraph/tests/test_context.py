@@ -88,6 +88,9 @@ async def test_a_new_thread_recalls_the_same_persons_threads_from_its_first_turn
         # Sent, never kept: the state and the history hold the conversation only.
         state = await graph.aget_state(_run("ada-next", "ada"))
         assert [type(m) for m in state.values["messages"]] == [HumanMessage, AIMessage]
+        saver = graph.checkpointer
+        assert isinstance(saver, AalisSaver)
+        await saver.aflush()  # the last reply's copy is made behind the put
         stored = await host.capability(memory).use.get_history("ada-next")
         assert [m.role for m in stored] == ["user", "assistant"]
 

@@ -73,13 +73,16 @@ def test_a_thread_survives_the_host_and_is_ordinary_metadata(tmp_path: Path) -> 
 
 async def test_the_async_side_on_a_host_on_this_loop(tmp_path: Path) -> None:
     async with Host(_config(tmp_path)) as host:
-        graph = _graph(["One.", "Two."], AalisSaver(host))
+        saver = AalisSaver(host)
+        graph = _graph(["One.", "Two."], saver)
         thread = {"configurable": {"thread_id": "t"}}
         await graph.ainvoke({"messages": [HumanMessage("1")]}, thread)
         out = await graph.ainvoke({"messages": [HumanMessage("2")]}, thread)
         assert [m.content for m in out["messages"]] == ["1", "One.", "2", "Two."]
         state = await graph.aget_state(thread)
         assert len(state.values["messages"]) == 4
-        # The thread's messages are also its session's history (tests/test_history.py).
+        # The thread's messages are also its session's history (tests/test_history.py),
+        # copied behind the puts: ``aflush`` waits for the copy.
+        await saver.aflush()
         stored = await host.capability(memory).use.get_history("t")
         assert [m.content for m in stored] == ["1", "One.", "2", "Two."]

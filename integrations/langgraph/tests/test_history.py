@@ -87,12 +87,14 @@ THREAD = {"configurable": {"thread_id": "ada"}}
 
 
 def test_the_thread_is_the_session_history_lossless(host: SyncHost) -> None:
+    saver = AalisSaver(host)
     graph = _graph(
         [_calling("Paris", "call_1"), AIMessage("It is sunny in Paris."), AIMessage("Bye.")],
-        AalisSaver(host),
+        saver,
     )
     graph.invoke({"messages": [HumanMessage("Weather in Paris?")]}, THREAD)
     out = graph.invoke({"messages": [HumanMessage("Thanks.")]}, THREAD)
+    saver.flush()  # the copy is made behind the puts: read right after a run, flush first
     state = out["messages"]
     assert [type(m).__name__ for m in state] == [
         "HumanMessage", "AIMessage", "ToolMessage", "AIMessage", "HumanMessage", "AIMessage"
@@ -124,16 +126,19 @@ def test_removed_and_rewound_messages_leave_the_history(host: SyncHost) -> None:
     graph.invoke({"messages": [HumanMessage("1")]}, THREAD)
     first = graph.get_state(THREAD).config
     graph.invoke({"messages": [HumanMessage("2")]}, THREAD)
+    saver.flush()
     contents = [m.content for m in host.memory.get_history("ada", None)]
     assert contents == ["1", "One.", "2", "Two."]
 
     # RemoveMessage through LangGraph's own update_state: deleted from the history by id.
     doomed = graph.get_state(THREAD).values["messages"][1]
     graph.update_state(THREAD, {"messages": [RemoveMessage(id=doomed.id)]})
+    saver.flush()
     assert [m.content for m in host.memory.get_history("ada", None)] == ["1", "2", "Two."]
 
     # A run from an older checkpoint: the abandoned branch leaves, the new one is appended.
     graph.invoke({"messages": [HumanMessage("2 again")]}, first)
+    saver.flush()
     assert [m.content for m in host.memory.get_history("ada", None)] == [
         "1", "One.", "2 again", "Other two."
     ]  # fmt: skip
@@ -166,10 +171,12 @@ def test_aalis_clear_takes_the_history_and_the_checkpoints(
         store = host.memory
         assert store.list_metadata(thread_namespace("ada")) == []
         assert [e.key for e in store.list_metadata(THREADS)] == ["bob"]
-        graph = _graph([AIMessage("Hello, who are you?")], AalisSaver(host))
+        saver = AalisSaver(host)
+        graph = _graph([AIMessage("Hello, who are you?")], saver)
         assert graph.get_state(THREAD).values == {}
         # The graph starts over, and so does the history: nothing of before comes back.
         graph.invoke({"messages": [HumanMessage("Hi.")]}, THREAD)
+        saver.flush()
         assert [m.content for m in store.get_history("ada", None)] == [
             "Hi.", "Hello, who are you?"
         ]  # fmt: skip
@@ -212,16 +219,19 @@ def test_a_channel_named_messages_that_holds_no_messages_is_left_alone(
     builder = StateGraph(State)
     builder.add_node("count", lambda state: {"messages": [*state["messages"], 1]})
     builder.add_edge(START, "count")
-    graph = builder.compile(checkpointer=AalisSaver(host))
+    saver = AalisSaver(host)
+    graph = builder.compile(checkpointer=saver)
     with caplog.at_level("WARNING", logger="aalis_langgraph"):
         out = graph.invoke({"messages": [0]}, THREAD)
+        saver.flush()
     assert out == {"messages": [0, 1]}
     assert host.memory.get_history("ada", None) == []
     assert "does not hold messages" in caplog.text
 
 
 def test_a_message_aalis_cannot_store_fails_the_put_and_writes_nothing(host: SyncHost) -> None:
-    saver = AalisSaver(host)
+    # history_delay=0: the copy is made inside each put, so the put fails whole.
+    saver = AalisSaver(host, history_delay=0)
     graph = _graph([AIMessage("Hello."), AIMessage("Never stored.")], saver)
     graph.invoke({"messages": [HumanMessage("Hi.")]}, THREAD)
     odd = HumanMessage("Bytes.", additional_kwargs={"blob": b"\x00\x01"})

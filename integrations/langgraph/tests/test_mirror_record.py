@@ -4,18 +4,20 @@ The record maps each graph message to its Aalis message and is rewritten at ever
 checkpoint that changed the messages; rows are ``[id, fingerprint, timestamp]``. A record
 of the earlier form (``{"id", "digest", "ts"}`` rows) must not make every message look
 changed (that would delete and re-save the whole history once): it is compared with the
-old digest and rewritten in the new form. The record is written before the checkpoint's
-commit, so a commit that fails leaves a record naming the messages it saved, and the next
-checkpoint deletes them from the history (they are not in the graph's state).
+old digest and rewritten in the new form. A copy inside the put (``history_delay=0``)
+writes the record before the checkpoint's commit, so a commit that fails leaves a record
+naming the messages it saved, and the next checkpoint deletes them from the history (they
+are not in the graph's state); a copy behind the puts is owed only once the checkpoint is
+committed, so a failed commit owes nothing.
 """
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import pytest
 from aalis_api_memory import memory
 from aalis_langgraph import AalisSaver, thread_namespace
 from aalis_langgraph._layout import MIRROR_KEY
@@ -63,6 +65,7 @@ async def test_an_earlier_record_is_read_without_resaving_the_history(tmp_path: 
         thread = {"configurable": {"thread_id": "t"}}
         for text in ("one", "two"):
             await graph.ainvoke({"messages": [HumanMessage(text)]}, thread)
+        await saver.aflush()
         space = thread_namespace("t")
         record = await store.get_metadata(space, MIRROR_KEY)
         assert record is not None
@@ -77,6 +80,7 @@ async def test_an_earlier_record_is_read_without_resaving_the_history(tmp_path: 
         await store.save_metadata(space, MIRROR_KEY, {"messages": legacy})
 
         await graph.ainvoke({"messages": [HumanMessage("three")]}, thread)
+        await saver.aflush()
         after = [(m.id, m.timestamp) for m in await store.get_history("t")]
         assert after[:4] == before
         assert [m.content for m in await store.get_history("t")] == [
@@ -105,7 +109,7 @@ class _FailOnce:
         return getattr(self._store, name)
 
     async def commit_metadata(self, ops: Any) -> None:
-        if self.armed and any(getattr(op, "key", None) == MIRROR_KEY for op in ops):
+        if self.armed and any(str(getattr(op, "key", "")).startswith('["c"') for op in ops):
             self.armed = False
             raise OSError("disk gone at the checkpoint commit")
         await self._store.commit_metadata(ops)
@@ -117,21 +121,25 @@ class _Handle:
         self.present = True
 
 
+@pytest.mark.parametrize("delay", [0, 0.02], ids=["inside-the-put", "behind-the-puts"])
 async def test_a_failed_checkpoint_commit_leaves_no_duplicate_in_the_history(
-    tmp_path: Path,
+    tmp_path: Path, delay: float
 ) -> None:
     config = {"host": {"data_dir": str(tmp_path / "data")}}
     async with Host(config, [MemorySqlite()], discover=False) as host:
         store = host.capability(memory).use
         failing = _FailOnce(store)
-        saver = AalisSaver(host, memory=_Handle(failing))
+        saver = AalisSaver(host, memory=_Handle(failing), history_delay=delay)
         graph = _graph(saver)
         thread = {"configurable": {"thread_id": "t"}}
         await graph.ainvoke({"messages": [HumanMessage("one")]}, thread)
-        failing.armed = True  # the record rides with the checkpoint: both fail together
-        with contextlib.suppress(OSError):
+        await saver.aflush()
+        failing.armed = True  # the next checkpoint commit fails
+        with pytest.raises(OSError, match="disk gone"):
             await graph.ainvoke({"messages": [HumanMessage("two")]}, thread, durability="sync")
+        assert not failing.armed
         await graph.ainvoke({"messages": [HumanMessage("three")]}, thread)
+        await saver.aflush()
         contents = [m.content for m in await store.get_history("t")]
         state = await graph.aget_state(thread)
         assert contents == [m.content for m in state.values["messages"]]

@@ -62,7 +62,8 @@ async def test_recall_in_user_mode_reaches_the_same_persons_threads_only(
     tmp_path: Path,
 ) -> None:
     async with Host(_config(tmp_path)) as host:
-        graph = _graph(AalisSaver(host))
+        saver = AalisSaver(host)
+        graph = _graph(saver)
         await graph.ainvoke(
             {"messages": [HumanMessage("My passport number is X1234567.")]},
             _run("ada-trip", user_id="ada"),
@@ -74,6 +75,7 @@ async def test_recall_in_user_mode_reaches_the_same_persons_threads_only(
         await graph.ainvoke(
             {"messages": [HumanMessage("Hello again.")]}, _run("ada-next", user_id="ada")
         )
+        await saver.aflush()
 
         stored = await host.capability(memory).use.get_history("ada-trip")
         assert stored[0].metadata is not None
@@ -93,12 +95,14 @@ async def test_recall_in_user_mode_reaches_the_same_persons_threads_only(
 
 async def test_a_thread_without_a_person_recalls_only_itself(tmp_path: Path) -> None:
     async with Host(_config(tmp_path)) as host:
-        graph = _graph(AalisSaver(host))
+        saver = AalisSaver(host)
+        graph = _graph(saver)
         await graph.ainvoke(
             {"messages": [HumanMessage("My passport number is X1234567.")]},
             _run("ada-trip", user_id="ada"),
         )
         await graph.ainvoke({"messages": [HumanMessage("Hello again.")]}, _run("nobody"))
+        await saver.aflush()
         hits = await host.capability(recall).use.recall("nobody", "passport number", k=5)
         assert {h.session_id for h in hits} <= {"nobody"}
 
@@ -116,6 +120,7 @@ async def test_the_savers_default_person_and_the_copy_of_a_thread(tmp_path: Path
             assert (first.metadata["platform"], first.metadata["user_id"]) == ("telegram", "42")
         # A run's config wins over the saver's default.
         await graph.ainvoke({"messages": [HumanMessage("Hi.")]}, _run("u", user_id="7"))
+        await saver.aflush()
         first = (await store.get_history("u"))[0]
         assert first.metadata is not None
         assert first.metadata["user_id"] == "7"
