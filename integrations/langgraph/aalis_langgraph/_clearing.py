@@ -65,14 +65,14 @@ class LangGraphThreads(Plugin):
     async def memory_forget(
         self, request: ForgetRequest, call_next: Callable[[], Awaitable[None]]
     ) -> None:
-        await flush_everywhere()
+        await flush_everywhere(here=True)
         await call_next()
 
     @hookimpl
     async def memory_clear(
         self, request: ClearRequest, call_next: Callable[[], Awaitable[None]]
     ) -> None:
-        await flush_everywhere()
+        await flush_everywhere(here=True)
         await call_next()
         handle = self._memory
         if not request.wants(CONTEXT) or handle is None or not handle.present:

@@ -29,7 +29,7 @@ import asyncio
 import logging
 import weakref
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from aalis_api_memory import Person
 
@@ -54,8 +54,12 @@ class _Owed:
     markers: list[str]
     person: Person | None
     timer: asyncio.TimerHandle | None = None
-    #: The delay ran out while a copy of the thread was still running: go on after it.
+    #: The delay ran out (or a flush asked): start as soon as nothing holds the window.
     ready: bool = False
+    #: Puts that joined the window and have not committed yet: the copy waits for them,
+    #: so it never deletes the window's marker before their checkpoints are in the store.
+    inflight: int = 0
+    idle: asyncio.Event = field(default_factory=asyncio.Event)
 
 
 #: What a put holds between its decision and its commit: the window it joins (whose
@@ -66,15 +70,14 @@ Window = _Owed | None
 class HistoryCopies:
     """One saver's owed copies, made ``delay`` seconds after the first put that owes one.
 
-    Lives on the loop the saver's puts run on (the host's); every method but ``owes`` runs
-    there too.
+    Lives on the loop the saver's puts run on (the host's); every method runs there.
     """
 
     def __init__(self, copy_one: CopyOne, delay: float) -> None:
         self._copy_one = copy_one
         self._delay = delay
         self._owed: dict[str, _Owed] = {}
-        self._running: dict[str, asyncio.Task[None]] = {}
+        self._running: dict[str, tuple[asyncio.Task[None], Person | None]] = {}
         self._failures: dict[str, BaseException] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
         _LIVE.add(self)
@@ -83,40 +86,63 @@ class HistoryCopies:
         return thread_id in self._owed or thread_id in self._running
 
     def owed_person(self, thread_id: str) -> Person | None:
+        """Who the copy owed or running for ``thread_id`` stamps (None: no copy, or none)."""
         owed = self._owed.get(thread_id)
-        return owed.person if owed is not None else None
+        if owed is not None:
+            return owed.person
+        running = self._running.get(thread_id)
+        return running[1] if running is not None else None
 
     def window(self, thread_id: str) -> Window:
-        """The window a put of ``thread_id`` joins, or None: then the put commits a due
-        marker of its own (keyed by its checkpoint id) with its checkpoint.
+        """The window a put of ``thread_id`` joins, held until ``join`` or ``release``;
+        None when there is none: the put then commits a due marker of its own (keyed by
+        its checkpoint id) with its checkpoint.
 
-        Only the first put of a window writes a marker: a window exists only once a put
-        that wrote one has committed, and its copy deletes exactly the markers it owns,
-        so every owed copy has a durable marker, and a marker is never deleted by a copy
-        that did not cover its put, whatever order the store applies commits in.
+        Only the first put of a window writes a marker. A window exists only once a put
+        that wrote one has committed, its copy waits for the puts that joined it, and it
+        deletes exactly the markers it owns: every owed copy has a durable marker, and no
+        copy deletes a marker it did not cover, whatever order the store applies commits in.
         """
-        return self._owed.get(thread_id)
+        owed = self._owed.get(thread_id)
+        if owed is not None:
+            owed.inflight += 1
+            owed.idle.clear()
+        return owed
 
-    def join(
-        self, thread_id: str, cid: str, person: Person | None, window: Window, marked: bool
-    ) -> bool:
-        """Owe ``thread_id`` a copy for checkpoint ``cid``, committed with a marker
-        (``marked``) or in ``window``. False when ``window``'s copy started while the put
-        committed: the put is then covered by no marker, and writes one, then joins again
-        ``marked``."""
+    def join(self, thread_id: str, cid: str, person: Person | None, window: Window) -> None:
+        """Owe ``thread_id`` a copy for checkpoint ``cid``, now committed: in ``window``,
+        or (None) in a window of its own whose marker the put committed."""
         loop = asyncio.get_running_loop()
         self._loop = loop
+        if window is not None:
+            if person is not None:
+                window.person = person
+            self._arm(thread_id, window)  # a window owed again after a failure has no timer
+            self._release(thread_id, window)
+            return
         owed = self._owed.get(thread_id)
-        if not marked and (owed is None or owed is not window):
-            return False
         if owed is None:
             owed = self._owed[thread_id] = _Owed([], person)
-            owed.timer = loop.call_later(self._delay, self._due, thread_id)
-        if marked:
-            owed.markers.append(cid)
+        owed.markers.append(cid)
         if person is not None:
             owed.person = person
-        return True
+        self._arm(thread_id, owed)
+
+    def release(self, thread_id: str, window: Window) -> None:
+        """A put that held ``window`` failed before its commit."""
+        if window is not None:
+            self._release(thread_id, window)
+
+    def _release(self, thread_id: str, owed: _Owed) -> None:
+        owed.inflight -= 1
+        if owed.inflight == 0:
+            owed.idle.set()
+            if owed.ready and self._owed.get(thread_id) is owed:
+                self._maybe_start(thread_id)
+
+    def _arm(self, thread_id: str, owed: _Owed) -> None:
+        if owed.timer is None and not owed.ready and self._loop is not None:
+            owed.timer = self._loop.call_later(self._delay, self._due, thread_id)
 
     def _due(self, thread_id: str) -> None:
         owed = self._owed.get(thread_id)
@@ -124,24 +150,45 @@ class HistoryCopies:
             return
         owed.timer = None
         owed.ready = True
-        if thread_id not in self._running:
+        self._maybe_start(thread_id)
+
+    def _maybe_start(self, thread_id: str) -> None:
+        owed = self._owed.get(thread_id)
+        if owed is not None and owed.inflight == 0 and thread_id not in self._running:
             self._start(thread_id)
 
     def _start(self, thread_id: str) -> None:
         owed = self._owed.pop(thread_id)
         if owed.timer is not None:
             owed.timer.cancel()
+        # The task runs in a copy of the caller's context: started from inside a clear's
+        # or a forget's hold (``flush(here=True)``), its writes pass that hold.
         task = asyncio.get_running_loop().create_task(self._make(thread_id, owed))
-        self._running[thread_id] = task
+        self._running[thread_id] = (task, owed.person)
+
+    def _owe_again(self, thread_id: str, owed: _Owed) -> None:
+        """A copy that failed or was cancelled: its markers are still in the store, so its
+        window is owed again, made by the thread's next copy (a later put's or a flush)."""
+        later = self._owed.get(thread_id)
+        if later is None:
+            self._owed[thread_id] = _Owed(list(owed.markers), owed.person)
+        else:
+            later.markers[:0] = owed.markers
+            if later.person is None:
+                later.person = owed.person
 
     async def _make(self, thread_id: str, owed: _Owed) -> None:
         try:
             await self._copy_one(thread_id, owed.person, owed.markers)
+        except asyncio.CancelledError:
+            self._owe_again(thread_id, owed)
+            raise
         except Exception as exc:
             self._failures.setdefault(thread_id, exc)
+            self._owe_again(thread_id, owed)
             _log.error(
-                "thread %r: the history copy failed (%s: %s); the checkpoints are kept and "
-                "the copy is owed until a later put or flush makes it",
+                "thread %r: the history copy failed (%s: %s); the checkpoints are kept, and "
+                "the thread's next copy (a later put's, or aflush) tries again",
                 thread_id,
                 type(exc).__name__,
                 exc,
@@ -150,21 +197,35 @@ class HistoryCopies:
             del self._running[thread_id]
             after = self._owed.get(thread_id)
             if after is not None and after.ready:
-                self._start(thread_id)
+                self._maybe_start(thread_id)
 
-    async def flush(self, thread_id: str | None = None) -> None:
-        """Make the owed copies now (one thread's, or all) and wait for them; raise the
-        first failure since the last flush."""
+    async def flush(
+        self, thread_id: str | None = None, *, keep_failures: bool = False, here: bool = False
+    ) -> None:
+        """Make the owed copies now (one thread's, or all) and wait for them, one attempt
+        each; raise the first failure since the last flush (``keep_failures``: leave them
+        for the user's ``aflush``). ``here``: called from inside a clear's or a forget's
+        hold, where a copy started outside would wait for the hold while the hold waits for
+        it; such a copy is cancelled (its markers stay) and made again from here."""
         threads = [thread_id] if thread_id is not None else [*self._owed, *self._running]
         for thread in dict.fromkeys(threads):
+            tried = False
             while True:
                 running = self._running.get(thread)
+                owed = self._owed.get(thread)
                 if running is not None:
-                    await asyncio.wait({running})
-                elif thread in self._owed:
+                    if here and not tried:
+                        running[0].cancel()
+                    await asyncio.wait({running[0]})
+                elif owed is not None and owed.inflight:
+                    await owed.idle.wait()
+                elif owed is not None and not tried:
+                    tried = True
                     self._start(thread)
                 else:
                     break
+        if keep_failures:
+            return
         failed = [self._failures.pop(t) for t in threads if t in self._failures]
         if thread_id is None:
             failed += list(self._failures.values())
@@ -179,16 +240,19 @@ class HistoryCopies:
             return False
 
 
-async def flush_everywhere() -> None:
-    """Flush every saver's copies that live on this loop (a clear, a forget, a stop).
+def owned_elsewhere(copies: HistoryCopies, thread_id: str) -> bool:
+    """Whether another saver of this process owes ``thread_id`` a copy (its markers are
+    that saver's to delete: a recovery leaves them alone)."""
+    return any(other is not copies and other.owes(thread_id) for other in list(_LIVE))
 
-    A failed copy is logged where it failed; here it stops nothing."""
+
+async def flush_everywhere(*, here: bool = False) -> None:
+    """Flush every saver's copies that live on this loop (a clear, a forget, a stop, a
+    read of the context). Failures are logged where they happen and left for the savers'
+    own ``aflush``; ``here`` as in ``HistoryCopies.flush``."""
     for copies in list(_LIVE):
         if copies.on_this_loop():
-            try:
-                await copies.flush()
-            except Exception:  # already logged by the copy itself
-                continue
+            await copies.flush(keep_failures=True, here=here)
 
 
-__all__ = ["DUE", "HistoryCopies", "Window", "flush_everywhere"]
+__all__ = ["DUE", "HistoryCopies", "Window", "flush_everywhere", "owned_elsewhere"]

@@ -25,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import random
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from typing import Any, TypeVar, cast
 
@@ -51,7 +52,7 @@ from langgraph.checkpoint.base import (
 )
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
-from aalis_langgraph._copies import DUE, HistoryCopies
+from aalis_langgraph._copies import DUE, HistoryCopies, owned_elsewhere
 from aalis_langgraph._entries import (
     Entries,
     head_entry as _head,
@@ -72,6 +73,31 @@ T = TypeVar("T")
 #: under what a person notices in `aalis serve`, and long enough that the puts of one graph
 #: step (a tool-calling step writes several) share one copy.
 HISTORY_DELAY = 0.1
+
+
+#: A due marker younger than this (ms) is left to the process that wrote it: a live one
+#: makes its copy within its ``history_delay``.
+RECOVER_AFTER_MS = 5_000
+
+
+def _marker(channel: str, person: Person | None) -> dict[str, Any]:
+    """A due marker's data: the channel copied, who speaks (so a recovered copy stamps
+    them), and when (so a recovery leaves a live process's markers to it)."""
+    return {
+        "channel": channel,
+        "person": [person.platform, person.user_id] if person is not None else None,
+        "at": int(time.time() * 1000),
+    }
+
+
+def _marker_person(data: dict[str, Any]) -> Person | None:
+    value = data.get("person")
+    if not isinstance(value, list) or len(value) != 2:
+        return None
+    try:
+        return Person(str(value[0]), str(value[1]))
+    except ValueError:
+        return None
 
 
 def _config(thread_id: str, ns: str, cid: str) -> RunnableConfig:
@@ -129,7 +155,11 @@ class AalisSaver(BaseCheckpointSaver[str]):
         self.history_delay = float(history_delay)
         # The copy into the history is made behind the puts (``_copies.py``) unless the
         # delay is 0, which makes it inside each put as before.
-        self._copies = HistoryCopies(self._copy, self.history_delay) if history_delay else None
+        self._copies = (
+            HistoryCopies(self._copy, self.history_delay)
+            if history_delay and messages is not None
+            else None
+        )
         self._recovered = False
 
     @property
@@ -351,14 +381,16 @@ class AalisSaver(BaseCheckpointSaver[str]):
                 if person is not None and owed is not None and owed != person:
                     # The owed copy stamps the person of its newest put: another person's
                     # turn waits until the previous one's messages carry theirs.
-                    await copies.flush(thread_id)
+                    await self._settle(thread_id)
                 window = copies.window(thread_id)
-                if window is None:
-                    ops.append(Put(DUE, _key(thread_id, cid), {}))
-                await self._store.commit_metadata(ops)
-                if not copies.join(thread_id, cid, person, window, marked=window is None):
-                    await self._store.commit_metadata([Put(DUE, _key(thread_id, cid), {})])
-                    copies.join(thread_id, cid, person, None, marked=True)
+                try:
+                    if window is None:
+                        ops.append(Put(DUE, _key(thread_id, cid), _marker(channel, person)))
+                    await self._store.commit_metadata(ops)
+                except BaseException:
+                    copies.release(thread_id, window)
+                    raise
+                copies.join(thread_id, cid, person, window)
                 return _config(thread_id, ns, cid)
         await self._store.commit_metadata(ops)
         return _config(thread_id, ns, cid)
@@ -371,6 +403,11 @@ class AalisSaver(BaseCheckpointSaver[str]):
         space = thread_namespace(thread_id)
         done = [Delete(DUE, _key(thread_id, cid)) for cid in cids]
         found, value = await self._newest_value(thread_id, channel)
+        if found and value is None:
+            # The newest checkpoint never wrote the channel: nothing to copy, nothing to
+            # take away (not an empty conversation).
+            await self._store.commit_metadata(done)
+            return
         if not found and await self._store.get_metadata(space, MIRROR_KEY) is None:
             await self._store.commit_metadata(done)  # deleted or cleared since: no history
             return
@@ -404,13 +441,35 @@ class AalisSaver(BaseCheckpointSaver[str]):
     async def _recover(self) -> None:
         """Owe again the copies an earlier saver's process still owed when it stopped (its
         due markers), once per saver, at its first put."""
-        if self._recovered or self._copies is None:
+        copies = self._copies
+        if self._recovered or copies is None:
             return
         self._recovered = True
-        for entry in await self._store.list_metadata(DUE):
+        try:
+            listed = await self._store.list_metadata(DUE)
+        except BaseException:
+            self._recovered = False
+            raise
+        now = int(time.time() * 1000)
+        young = False
+        for entry in listed:
             key = _parts(entry.key)
-            if len(key) == 2:
-                self._copies.join(str(key[0]), str(key[1]), None, None, marked=True)
+            data = entry.data if isinstance(entry.data, dict) else {}
+            if len(key) != 2 or data.get("channel", "messages") != self.messages_channel:
+                continue  # another saver's channel: its copy is that saver's to make
+            thread_id, cid = str(key[0]), str(key[1])
+            if owned_elsewhere(copies, thread_id):
+                continue  # another saver of this process owes it: its markers are its own
+            at = data.get("at")
+            if isinstance(at, int) and now - at < RECOVER_AFTER_MS:
+                young = True  # most likely a live process's, copied within the delay
+                continue
+            copies.join(thread_id, cid, _marker_person(data), None)
+        if young:
+            # Look again later: a marker that outlives that was left by a stopped process.
+            asyncio.get_running_loop().call_later(
+                RECOVER_AFTER_MS / 1000, setattr, self, "_recovered", False
+            )
 
     async def _flush(self, thread_id: str | None = None) -> None:
         if self._copies is not None:

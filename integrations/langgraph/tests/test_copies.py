@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import aalis_langgraph._saver as saver_module
 import pytest
 from aalis_agent import forget_person, run_clear
 from aalis_api_memory import Person, memory
@@ -152,7 +153,7 @@ async def main() -> None:
     host = Host({"host": {"data_dir": sys.argv[1], "log_level": "error"}}, [MemorySqlite()],
                 discover=False)
     await host.start()
-    saver = AalisSaver(host, history_delay=60)
+    saver = AalisSaver(host, history_delay=60, user_id="ada")
     cp = empty_checkpoint()
     cp["channel_values"] = {"messages": [HumanMessage("kept?", id="k1"), AIMessage("yes", id="k2")]}
     cp["channel_versions"] = {"messages": "1.0"}
@@ -163,7 +164,9 @@ asyncio.run(main())
 """
 
 
-async def test_a_killed_process_leaves_its_copies_owed_to_the_next_saver(tmp_path: Path) -> None:
+async def test_a_killed_process_leaves_its_copies_owed_to_the_next_saver(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     data = tmp_path / "data"
     done = await asyncio.to_thread(
         subprocess.run,
@@ -178,9 +181,17 @@ async def test_a_killed_process_leaves_its_copies_owed_to_the_next_saver(tmp_pat
         store = host.capability(memory).use
         assert await store.get_history("t") == []
         assert len(await _owed(store)) == 1
+        # A marker younger than RECOVER_AFTER_MS is left to the (maybe live) process...
+        await AalisSaver(host).aflush()
+        assert await store.get_history("t") == []
+        # ...and an older one is a stopped process's: the next saver makes its copy.
+        monkeypatch.setattr(saver_module, "RECOVER_AFTER_MS", 0)
         saver = AalisSaver(host)
         await saver.aflush()  # also what the saver's first put does
-        assert [m.content for m in await store.get_history("t")] == ["kept?", "yes"]
+        stored = await store.get_history("t")
+        assert [m.content for m in stored] == ["kept?", "yes"]
+        # The speaker rode in the marker: the recovered copy stamps them.
+        assert (stored[0].metadata or {}).get("user_id") == "ada"
         assert await _owed(store) == []
 
 
@@ -269,15 +280,22 @@ async def test_a_failed_copy_is_raised_by_aflush_and_stays_owed(tmp_path: Path) 
         store = host.capability(memory).use
         saver = AalisSaver(host, history_delay=60)
         odd = HumanMessage("Bytes.", id="b1", additional_kwargs={"blob": b"\x00\x01"})
-        await _Thread(saver, "t").put([odd])  # the checkpoint is the graph's: it is kept
+        thread = _Thread(saver, "t")
+        await thread.put([odd])  # the checkpoint is the graph's: it is kept
         with pytest.raises(TypeError):
             await saver.aflush()
         assert await store.get_history("t") == []
         assert len(await _owed(store)) == 1
-        await saver.aflush()  # raised once; the copy stays owed for a later put or start
+        with pytest.raises(TypeError):
+            await saver.aflush()  # still owed: each flush tries once more
         newest = await saver.aget_tuple({"configurable": {"thread_id": "t"}})
         assert newest is not None
         assert newest.checkpoint["channel_values"]["messages"] == [odd]
+        # The graph moves on without it: the next copy succeeds and takes every marker.
+        await thread.put([HumanMessage("Plain.", id="b2")])
+        await saver.aflush()
+        assert [m.content for m in await store.get_history("t")] == ["Plain."]
+        assert await _owed(store) == []
 
 
 @pytest.mark.parametrize("delay", [-1, 61, True, "0.1"])
@@ -288,3 +306,63 @@ def test_history_delay_is_seconds_from_0_to_60(delay: Any) -> None:
 
     with pytest.raises(ValueError, match="history_delay"):
         AalisSaver(_NoHost(), history_delay=delay)
+
+
+async def test_a_clear_while_a_copy_runs_neither_waits_for_it_nor_lets_it_back(
+    tmp_path: Path,
+) -> None:
+    """The copy started before the clear's hold would wait for the hold while the clear
+    waited for the copy (30 s, then a failed clear row): it is cancelled and made again
+    inside the clear, where it finds nothing left to copy."""
+    plugins = [MemorySqlite(), LangGraphThreads()]
+    async with Host(_config(tmp_path), plugins, discover=False) as host:
+        store = host.capability(memory).use
+        saver = AalisSaver(host, history_delay=0.01)
+        newest = saver._newest_value
+        reading = asyncio.Event()
+
+        async def slow(thread_id: str, channel: str) -> Any:
+            found = await newest(thread_id, channel)
+            reading.set()
+            await asyncio.sleep(0.3)  # the copy is running when the clear begins
+            return found
+
+        saver._newest_value = slow  # type: ignore[method-assign]
+        await _Thread(saver, "t").put(_turns(4))
+        await asyncio.wait_for(reading.wait(), 10)
+        loop = asyncio.get_running_loop()
+        began = loop.time()
+        rows = await run_clear(host, "session", session_id="t")
+        assert loop.time() - began < 10
+        assert all(r.success for r in rows), rows
+        await asyncio.sleep(0.5)
+        await saver.aflush()
+        assert await store.get_history("t") == []
+        assert await store.list_metadata(thread_namespace("t")) == []
+        assert await _owed(store) == []
+
+
+async def test_another_saver_never_takes_a_copy_it_does_not_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A second saver's recovery leaves alone what a live saver of this process owes, and
+    markers of another channel: taking them copied a thread twice at once, or (another
+    channel, absent from the thread) wiped its history."""
+    monkeypatch.setattr(saver_module, "RECOVER_AFTER_MS", 0)
+    async with Host(_config(tmp_path), [MemorySqlite()], discover=False) as host:
+        store = host.capability(memory).use
+        first = AalisSaver(host, history_delay=60)
+        thread = _Thread(first, "t")
+        await thread.put(_turns(2))
+        await first.aflush()
+        await thread.put(_turns(4))  # owed by ``first``
+        other = AalisSaver(host, messages="chat", history_delay=60)
+        await _Thread(other, "u").put([])
+        await other.aflush()
+        assert len(await store.get_history("t")) == 2  # untouched by ``other``
+        third = AalisSaver(host, history_delay=60)
+        await third.aflush()
+        assert len(await store.get_history("t")) == 2  # still ``first``'s to make
+        await first.aflush()
+        assert len(await store.get_history("t")) == 4
+        assert await _owed(store) == []
