@@ -104,7 +104,7 @@ async def test_many_puts_owe_one_copy_made_after_the_delay(tmp_path: Path) -> No
     saves = _Saves()
     async with Host(_config(tmp_path), [MemorySqlite(), saves], discover=False) as host:
         store = host.capability(memory).use
-        saver = AalisSaver(host, history_delay=0.5)
+        saver = AalisSaver(host, history_delay=1.0)  # far longer than 30 puts take
         thread = _Thread(saver, "t")
         for n in range(1, 31):
             await thread.put(_turns(n))
@@ -112,7 +112,11 @@ async def test_many_puts_owe_one_copy_made_after_the_delay(tmp_path: Path) -> No
         # wrote its marker, the others joined it.
         assert await store.get_history("t") == []
         assert len(await _owed(store)) == 1
-        await asyncio.sleep(1.0)  # the delay runs out: the copy is made without a flush
+        # The delay runs out: the copy is made without a flush.
+        deadline = asyncio.get_running_loop().time() + 15
+        while await _owed(store):  # the copy's last write deletes the marker
+            assert asyncio.get_running_loop().time() < deadline, "no copy after the delay"
+            await asyncio.sleep(0.05)
         assert [m.content for m in await store.get_history("t")] == [m.content for m in _turns(30)]
         assert [m.id for m in await store.get_history("t")] == [m.id for m in _turns(30)]
         assert await _owed(store) == []
