@@ -207,19 +207,28 @@ async def savers(
             ("inside", "aput, history_delay=0 (last tenth)", f"put_inside_{n}"),
             ("plain", "aput, messages=None (last tenth)", f"put_plain_{n}"),
         )
+        put_ratio: dict[str, float | None] = {}
         for side, case, key in cases:
-            r_side = ratio(median[side], pb)
-            report.row(case=case, checkpoints=n, aalis_us=median[side], builtin_us=pb, ratio=r_side)
-            report.ratio(key, r_side)
-        pa, pi, pp = median["AalisSaver"], median["inside"], median["plain"]
-        pr, pir, ppr = ratio(pa, pb), ratio(pi, pb), ratio(pp, pb)
+            put_ratio[side] = ratio(median[side], pb)
+            report.row(
+                case=case,
+                checkpoints=n,
+                aalis_us=median[side],
+                builtin_us=pb,
+                ratio=put_ratio[side],
+            )
+            report.ratio(key, put_ratio[side])
+        pr = put_ratio["AalisSaver"]
         report.target(
             f"AalisSaver.aput with the history copy at {n} checkpoints",
             f"<= {TARGET}x AsyncSqliteSaver",
             pr,
             None if pr is None else pr <= TARGET,
         )
-        put_rows.append([n, pa, pi, pp, pb, pr, pir, ppr])
+        sides_shown = ("AalisSaver", "inside", "plain")
+        put_rows.append(
+            [n, *(median[s] for s in sides_shown), pb, *(put_ratio[s] for s in sides_shown)]
+        )
     return rows, put_rows
 
 

@@ -212,22 +212,10 @@ class AalisSaver(BaseCheckpointSaver[str]):
         )
         parent = entry.get("parent")
         return CheckpointTuple(
-            config={
-                "configurable": {"thread_id": thread_id, "checkpoint_ns": ns, "checkpoint_id": cid}
-            },
+            config=_config(thread_id, ns, cid),
             checkpoint={**checkpoint, "channel_values": values},
             metadata=self.serde.loads_typed(_unpack(entry["metadata"])),
-            parent_config=(
-                {
-                    "configurable": {
-                        "thread_id": thread_id,
-                        "checkpoint_ns": ns,
-                        "checkpoint_id": parent,
-                    }
-                }
-                if parent
-                else None
-            ),
+            parent_config=_config(thread_id, ns, str(parent)) if parent else None,
             pending_writes=[(w[0], w[2], self.serde.loads_typed(_unpack(w[3]))) for w in rows],
         )
 
@@ -241,35 +229,54 @@ class AalisSaver(BaseCheckpointSaver[str]):
                 out[channel] = blob["value"]
         return out
 
+    async def _newest(
+        self, space: str, ns: str
+    ) -> tuple[str, dict[str, Any], dict[str, Any]] | None:
+        """The newest checkpoint of namespace ``ns``: its id, its entry and the channel values
+        the head carries. The head carries the newest checkpoint whole (see ``_head``): the
+        latest state is two reads however long the thread, where it was one per channel."""
+        head = await self._store.get_metadata(space, _key("h", ns))
+        if head is None:
+            return None
+        cid = str(head["id"])
+        if isinstance(head.get("entry"), dict):
+            return cid, head["entry"], dict(head.get("values") or {})
+        entry = await self._store.get_metadata(space, _key("c", ns, cid))
+        return None if entry is None else (cid, entry, {})
+
+    async def _packed(
+        self, space: str, ns: str, channel: str, version: Any, known: dict[str, Any]
+    ) -> Any:
+        """A channel value at ``version`` as stored (packed): the head's copy when it carries
+        that version, else its blob's; None when it has none."""
+        carried = known.get(channel)
+        if isinstance(carried, list) and carried[0] == version:
+            return carried[1]
+        blob = await self._store.get_metadata(space, _key("b", ns, channel, version))
+        return None if blob is None else blob.get("value")
+
     async def _get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         thread_id = _thread(config)
         ns = str(config["configurable"].get("checkpoint_ns", ""))
         space = thread_namespace(thread_id)
         cid = get_checkpoint_id(config)
-        entry: dict[str, Any] | None = None
         known: dict[str, Any] = {}
         if cid is None:
-            head = await self._store.get_metadata(space, _key("h", ns))
-            if head is None:
+            newest = await self._newest(space, ns)
+            if newest is None:
                 return None
-            cid = str(head["id"])
-            # The head carries the newest checkpoint whole (see ``_head``): the latest
-            # state is two reads however long the thread, where it was one per channel.
-            if isinstance(head.get("entry"), dict):
-                entry, known = head["entry"], dict(head.get("values") or {})
-        if entry is None:
-            entry = await self._store.get_metadata(space, _key("c", ns, cid))
-            if entry is None:
+            cid, entry, known = newest
+        else:
+            found = await self._store.get_metadata(space, _key("c", ns, cid))
+            if found is None:
                 return None
+            entry = found
         checkpoint = self.serde.loads_typed(_unpack(entry["checkpoint"]))
         blobs: dict[str, Any] = {}
         for channel, version in checkpoint.get("channel_versions", {}).items():
-            if isinstance(known.get(channel), list) and known[channel][0] == version:
-                blob: dict[str, Any] | None = {"value": known[channel][1]}
-            else:
-                blob = await self._store.get_metadata(space, _key("b", ns, channel, version))
-            if blob is not None and blob.get("value") is not None:
-                blobs[channel] = blob["value"]
+            packed = await self._packed(space, ns, channel, version, known)
+            if packed is not None:
+                blobs[channel] = packed
         writes = await self._store.get_metadata(space, _key("w", ns, cid))
         return self._tuple(thread_id, ns, cid, entry, blobs, writes)
 
@@ -415,27 +422,18 @@ class AalisSaver(BaseCheckpointSaver[str]):
 
     async def _newest_value(self, thread_id: str, channel: str) -> tuple[bool, Any]:
         """Whether the thread has a newest root checkpoint, and its value of ``channel``
-        (None when it has none): from the head, which carries a small value, so one read;
-        only that channel is decoded."""
+        (None when it has none): usually one read (the head), and only that channel is
+        decoded."""
         space = thread_namespace(thread_id)
-        head = await self._store.get_metadata(space, _key("h", ""))
-        if head is None:
+        newest = await self._newest(space, "")
+        if newest is None:
             return False, None
-        entry = head.get("entry")
-        if not isinstance(entry, dict):
-            entry = await self._store.get_metadata(space, _key("c", "", str(head["id"])))
-            if entry is None:
-                return False, None
+        _cid, entry, known = newest
         checkpoint = self.serde.loads_typed(_unpack(entry["checkpoint"]))
         version = checkpoint.get("channel_versions", {}).get(channel)
         if version is None:
             return True, None
-        carried = (head.get("values") or {}).get(channel)
-        if isinstance(carried, list) and carried[0] == version:
-            packed = carried[1]
-        else:
-            blob = await self._store.get_metadata(space, _key("b", "", channel, version))
-            packed = blob.get("value") if blob is not None else None
+        packed = await self._packed(space, "", channel, version, known)
         return True, None if packed is None else self.serde.loads_typed(_unpack(packed))
 
     async def _recover(self) -> None:
@@ -540,12 +538,10 @@ class AalisSaver(BaseCheckpointSaver[str]):
         if channel is None:
             return
         await self._settle(thread_id)
-        config: RunnableConfig = {"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}}
-        found = await self._get_tuple(config)
+        found, value = await self._newest_value(thread_id, channel)
         space = thread_namespace(thread_id)
-        if found is None and await self._store.get_metadata(space, MIRROR_KEY) is None:
+        if not found and await self._store.get_metadata(space, MIRROR_KEY) is None:
             return
-        value = found.checkpoint["channel_values"].get(channel) if found is not None else []
         # No run config here: the person is the one the thread's record names (``mirror``).
         await mirror(self._store, self._host, thread_id, space, value, None, self.platform)
 
